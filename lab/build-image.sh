@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Build the lab's Debian bookworm VM image from Debian packages only.
+#
+#   lab/build-image.sh OUTDIR
+#
+# OUTDIR receives base.img (ext4, raw), vmlinuz, initrd.img, siw.ko's build log,
+# id_ed25519{,.pub} (the lab's SSH key) and kernel-release.  The apt suites are
+# the build machine's own, so the kernel in the image and the headers used to
+# build siw out of tree come from the same suites and share one ABI.
+# Runs as root (mmdebstrap --mode=root, apt-get).
+set -euo pipefail
+
+out=${1:?usage: build-image.sh OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+step() { printf '[lab-image] %s\n' "$*" >&2; }
+die() { printf '[lab-image] FAILED: %s\n' "$*" >&2; exit 1; }
+
+[[ $(id -u) == 0 ]] || die "building the image needs root (mmdebstrap --mode=root)"
+
+sources=""
+for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+    if [[ -s $f ]] && grep -Eq '^[^#]*(Suites:.*bookworm|deb .* bookworm)' "$f"; then
+        sources=$f
+        break
+    fi
+done
+[[ -n $sources ]] || die "no bookworm apt source found in /etc/apt (the image uses the machine's own suites)"
+
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/rdma-lab-build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+rootfs=$work/rootfs
+mkdir -p "$out"
+
+packages=$(grep -Ev '^\s*(#|$)' "$here/image/packages.txt" | paste -sd, -)
+
+step "mmdebstrap bookworm from $sources"
+mmdebstrap --variant=minbase --mode=root --quiet \
+    --include="$packages" \
+    --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/info/*' \
+    bookworm "$rootfs" "$sources"
+
+abi=$(ls "$rootfs/lib/modules")
+[[ $(wc -w <<<"$abi") == 1 ]] || die "expected one kernel in the image, found: $abi"
+step "kernel $abi"
+
+step "build siw.ko out of tree against linux-headers-$abi"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "linux-headers-$abi" make gcc xz-utils >/dev/null \
+    || die "apt-get install linux-headers-$abi (the image and the build machine must share apt suites)"
+srcpkg=linux-source-$(cut -d. -f1,2 <<<"$abi")
+(cd "$work" && apt-get download -qq "$srcpkg") || die "apt-get download $srcpkg"
+dpkg-deb --fsys-tarfile "$work"/linux-source-*.deb | tar -x -C "$work" --wildcards './usr/src/linux-source-*.tar.xz'
+tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work" --wildcards '*/drivers/infiniband/sw/siw/*'
+siwsrc=$(echo "$work"/linux-source-*/drivers/infiniband/sw/siw)
+make -s -C "/usr/src/linux-headers-$abi" M="$siwsrc" CONFIG_RDMA_SIW=m modules >"$out/siw-build.log" 2>&1 \
+    || { tail -20 "$out/siw-build.log" >&2; die "siw.ko build"; }
+install -D -m 0644 "$siwsrc/siw.ko" "$rootfs/lib/modules/$abi/updates/siw.ko"
+chroot "$rootfs" depmod "$abi"
+
+step "customise the guest"
+cp -a "$here/image/rootfs/." "$rootfs/"
+chmod 0755 "$rootfs/usr/local/sbin/lab-net"
+chmod 0600 "$rootfs/etc/NetworkManager/system-connections/"*.nmconnection
+rm -f "$rootfs/etc/hostname"
+for unit in systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+    e2scrub_reap.service fstrim.timer man-db.timer dpkg-db-backup.timer; do
+    ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
+done
+chroot "$rootfs" systemctl enable lab-net.service >/dev/null 2>&1
+# The lab's own key: root logs in with it, over 127.0.0.1 only.
+rm -f "$out/id_ed25519" "$out/id_ed25519.pub"
+ssh-keygen -q -t ed25519 -N '' -C rdma-fabric-lab -f "$out/id_ed25519"
+install -D -m 0600 "$out/id_ed25519.pub" "$rootfs/root/.ssh/authorized_keys"
+chmod 0700 "$rootfs/root/.ssh"
+
+step "small initrd (virtio + ext4 only)"
+sed -i 's/^MODULES=.*/MODULES=list/' "$rootfs/etc/initramfs-tools/initramfs.conf"
+printf 'virtio_pci\nvirtio_blk\next4\n' >"$rootfs/etc/initramfs-tools/modules"
+chroot "$rootfs" update-initramfs -u -k "$abi" >/dev/null
+cp "$rootfs/boot/vmlinuz-$abi" "$out/vmlinuz"
+cp "$rootfs/boot/initrd.img-$abi" "$out/initrd.img"
+rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+
+step "ext4 image"
+rm -f "$out/base.img"
+mkfs.ext4 -q -L labroot -d "$rootfs" "$out/base.img" 3072M
+echo "$abi" >"$out/kernel-release"
+step "done: $(du -sh --apparent-size "$out/base.img" | cut -f1) apparent, $(du -sh "$out/base.img" | cut -f1) on disk"

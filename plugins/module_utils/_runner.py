@@ -1,0 +1,24 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Run external tools the one way this collection does: argv lists, C locale."""
+
+from __future__ import annotations
+
+C_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+
+
+def run(module, argv: list, data=None):
+    """Run argv (a list, never a shell string) and return (rc, stdout, stderr)."""
+    if not isinstance(argv, list):
+        raise TypeError("argv must be a list")
+    return module.run_command(argv, environ_update=C_LOCALE, data=data, check_rc=False)
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of a tool's message, for one-line errors."""
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return ""

@@ -1,0 +1,74 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Small, uniform access to sysfs and configfs attributes.
+
+Every path is built from SYSFS_ROOT, which unit tests point at a recorded file
+tree in a temporary directory (monkeypatching this module, never a module
+option). Reads never raise for a missing or unreadable attribute: sysfs
+answers EINVAL for empty GID slots and for gid_attrs on IB ports, which is
+data, not a fault. Writes are one write(2) of the whole value, then a read
+back.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+SYSFS_ROOT = "/sys"
+
+
+def path(*parts: str) -> str:
+    """Join parts under SYSFS_ROOT ('class', 'infiniband', 'rxe0', ...)."""
+    return os.path.join(SYSFS_ROOT, *parts)
+
+
+def configfs_root() -> str:
+    return path("kernel", "config")
+
+
+def read_attr(filename: str):
+    """Return the attribute's text without its trailing newline, or None when unreadable."""
+    try:
+        with open(filename, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace").rstrip("\n")
+
+
+def list_dir(dirname: str) -> list:
+    """Return the sorted entries of a directory, or [] when it does not exist."""
+    try:
+        return sorted(os.listdir(dirname))
+    except OSError:
+        return []
+
+
+class AttrWriteError(Exception):
+    """A sysfs/configfs write failed; carries errno and the kernel's message."""
+
+    def __init__(self, filename: str, value: str, err: OSError):
+        self.filename = filename
+        self.value = value
+        self.errno = err.errno
+        self.strerror = err.strerror or os.strerror(err.errno or 0)
+        name = errno.errorcode.get(err.errno or 0, "E?")
+        super().__init__(f"writing {value!r} to {filename} failed: {self.strerror} ({name})")
+
+
+def write_attr(filename: str, value: str):
+    """Write value with a single write(2) and return what the file reads back."""
+    data = value.encode("utf-8")
+    try:
+        fd = os.open(filename, os.O_WRONLY)
+        try:
+            written = os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        raise AttrWriteError(filename, value, err) from None
+    if written != len(data):
+        raise AttrWriteError(filename, value, OSError(errno.EIO, f"short write ({written} of {len(data)} bytes)"))
+    return read_attr(filename)
