@@ -31,6 +31,8 @@ collection: bootstrap-nolab
 	@git ls-files -z --cached --others --exclude-standard | \
 	  while IFS= read -r -d '' f; do [[ -e $$f ]] && printf '%s\0' "$$f"; done | \
 	  tar --null -T - -cf - | tar -xf - -C $(COLL)
+	@# ansible-test lists files with git; the copy is its own repository so that it sees them.
+	@cd $(COLL) && git init -q && git add -A
 
 # --- tests ---------------------------------------------------------------------
 test: bootstrap

@@ -1,0 +1,32 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters used by the fabric_check role, over plugins/module_utils/_fabric.py."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rdma.fabric.plugins.module_utils import _fabric
+
+
+def fabric_pairs(hosts, topology="all"):
+    try:
+        return _fabric.pairs(hosts, topology)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_pairs: {err}") from err
+
+
+def fabric_result(registered, test, pair):
+    """Turn a registered client command result into a report row."""
+    if not isinstance(registered, dict):
+        raise AnsibleFilterError("fabric_result: expects a registered command result")
+    rc = None if registered.get("skipped") else registered.get("rc")
+    try:
+        return _fabric.result(test, pair, rc, registered.get("stdout", ""), registered.get("stderr", ""))
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_result: {err}") from err
+
+
+class FilterModule:
+    def filters(self):
+        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result}
