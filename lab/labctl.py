@@ -1,0 +1,378 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The rdma.fabric lab: Debian VMs with a real RDMA kernel, under QEMU.
+
+    lab/labctl image              build the image unless the cached one matches the recipe
+    lab/labctl up                 build if needed, boot the VMs, wait for SSH, write the inventory
+    lab/labctl down               stop the VMs this lab started (by PID)
+    lab/labctl status             say what runs and what answers
+    lab/labctl ssh VM [CMD...]    open a shell (or run CMD) on a VM
+
+Environment:
+    LAB_DIR        run directory (default: <repo>/.lab); inventory at $LAB_DIR/inventory.yml
+    LAB_VMS        number of VMs (default 2)
+    LAB_PORT_BASE  SSH of vmN is forwarded from 127.0.0.1:(base+N-1); data UDP ports
+                   are base+1000+N (default 2222)
+    LAB_CACHE      image cache (default ~/.cache/rdma-fabric-lab)
+    LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
+
+Networking stays on loopback: the management NIC is QEMU user networking with
+restrict=on and SSH forwarded from 127.0.0.1 only; the data NICs are joined by
+UDP sockets bound to 127.0.0.1 (directly for two VMs, through a small repeater
+hub on 127.0.0.1 for more).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAB_SRC = os.path.join(TOP, "lab")
+LAB_DIR = os.path.abspath(os.environ.get("LAB_DIR", os.path.join(TOP, ".lab")))
+NVMS = int(os.environ.get("LAB_VMS", "2"))
+PORT_BASE = int(os.environ.get("LAB_PORT_BASE", "2222"))
+CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab"))
+BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
+DATA_NET = "169.254.77"
+DATA_PREFIX = 24
+DATA_NETDEV = "eth1"
+
+
+class LabError(Exception):
+    """A lab step failed; the message names the step."""
+
+
+def say(msg: str) -> None:
+    print(f"[lab] {msg}", file=sys.stderr, flush=True)
+
+
+# --- image -----------------------------------------------------------------
+
+def recipe_hash() -> str:
+    digest = hashlib.sha256()
+    files = [os.path.join(LAB_SRC, "build-image.sh")]
+    for root, _dirs, names in os.walk(os.path.join(LAB_SRC, "image")):
+        files.extend(os.path.join(root, n) for n in names)
+    for name in sorted(files):
+        digest.update(os.path.relpath(name, LAB_SRC).encode())
+        with open(name, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def image_dir() -> str:
+    return os.path.join(CACHE, recipe_hash())
+
+
+def ensure_image() -> str:
+    """Return the cached image directory, building it once per recipe."""
+    target = image_dir()
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(target, "complete")):
+            return target
+        tmp = target + ".partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        say(f"building the image (recipe {os.path.basename(target)}) into {CACHE}")
+        start = time.monotonic()
+        proc = subprocess.run(["bash", os.path.join(LAB_SRC, "build-image.sh"), tmp], check=False)
+        if proc.returncode != 0:
+            raise LabError(f"image build failed (lab/build-image.sh exited {proc.returncode}); see the messages above")
+        with open(os.path.join(tmp, "complete"), "w", encoding="utf-8") as done:
+            done.write(f"{time.monotonic() - start:.0f}\n")
+        os.rename(tmp, target)
+        say(f"image built in {time.monotonic() - start:.0f}s")
+        # Older recipes' images are of no further use.
+        for name in os.listdir(CACHE):
+            old = os.path.join(CACHE, name)
+            if name != os.path.basename(target) and os.path.isdir(old):
+                shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+# --- VMs -------------------------------------------------------------------
+
+def vm_names() -> list:
+    return [f"vm{i}" for i in range(1, NVMS + 1)]
+
+
+def ssh_port(index: int) -> int:
+    return PORT_BASE + index - 1
+
+
+def udp_port(index: int) -> int:
+    return PORT_BASE + 1000 + index
+
+
+def hub_port() -> int:
+    return PORT_BASE + 1000
+
+
+def data_ip(index: int) -> str:
+    return f"{DATA_NET}.{index}"
+
+
+def pid_alive(pidfile: str):
+    """Return the PID in pidfile when that process is ours and alive, else None."""
+    try:
+        with open(pidfile, encoding="utf-8") as handle:
+            pid = int(handle.read().strip())
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            cmdline = handle.read()
+    except (OSError, ValueError):
+        return None
+    return pid if LAB_DIR.encode() in cmdline else None
+
+
+def qemu_argv(index: int, img: str) -> list:
+    name = f"vm{index}"
+    run = os.path.join(LAB_DIR, name)
+    if NVMS == 2:
+        peer = udp_port(2 if index == 1 else 1)
+    elif NVMS > 2:
+        peer = hub_port()
+    else:
+        peer = udp_port(index) + 500  # nobody listens there: a lone VM's data NIC
+    append = (
+        "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
+        f"systemd.hostname={name} lab.data_netdev={DATA_NETDEV} lab.data_ip={data_ip(index)}/{DATA_PREFIX}"
+    )
+    return [
+        shutil.which("qemu-system-x86_64") or "qemu-system-x86_64",
+        "-name", f"rdma-fabric-lab-{name}",
+        "-nodefaults", "-display", "none", "-machine", "q35",
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "512",
+        "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
+        "-append", append,
+        "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
+        "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{ssh_port(index)}-:22",
+        "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:{index:02x}",
+        "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{udp_port(index)}",
+        "-device", f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:{index:02x}",
+        "-device", "virtio-rng-pci",
+        "-serial", f"file:{run}/console.log", "-monitor", "none",
+        "-pidfile", f"{run}/qemu.pid", "-daemonize",
+    ]
+
+
+def start_vm(index: int, img: str) -> None:
+    name = f"vm{index}"
+    run = os.path.join(LAB_DIR, name)
+    if pid_alive(os.path.join(run, "qemu.pid")):
+        say(f"{name}: already running")
+        return
+    os.makedirs(run, exist_ok=True)
+    disk = os.path.join(run, "disk.qcow2")
+    if os.path.exists(disk):
+        os.unlink(disk)
+    subprocess.run(
+        ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", os.path.join(img, "base.img"), disk],
+        check=True,
+    )
+    proc = subprocess.run(qemu_argv(index, img), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise LabError(f"{name}: qemu failed to start: {proc.stderr.strip()}")
+    say(f"{name}: started, ssh 127.0.0.1:{ssh_port(index)}, data {data_ip(index)}")
+
+
+def ssh_argv(index: int, *command: str) -> list:
+    return [
+        "ssh", "-q", "-i", os.path.join(LAB_DIR, "id_ed25519"), "-p", str(ssh_port(index)),
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=no",
+        "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+        "root@127.0.0.1", *command,
+    ]
+
+
+def answers(index: int) -> bool:
+    try:
+        proc = subprocess.run(ssh_argv(index, "true"), capture_output=True, timeout=20, check=False)
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0
+
+
+def console_tail(index: int, lines: int = 25) -> str:
+    path = os.path.join(LAB_DIR, f"vm{index}", "console.log")
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no console log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def wait_for_ssh(start: float) -> None:
+    pending = set(range(1, NVMS + 1))
+    while pending:
+        for index in sorted(pending):
+            if not pid_alive(os.path.join(LAB_DIR, f"vm{index}", "qemu.pid")):
+                raise LabError(f"vm{index}: qemu exited during boot; console tail:\n{console_tail(index)}")
+            if answers(index):
+                say(f"vm{index}: ssh answers after {time.monotonic() - start:.0f}s")
+                pending.discard(index)
+        if pending and time.monotonic() - start > BOOT_TIMEOUT:
+            tails = "\n".join(f"--- vm{i} console tail ---\n{console_tail(i)}" for i in sorted(pending))
+            raise LabError(f"waiting for ssh: {', '.join(f'vm{i}' for i in sorted(pending))} "
+                           f"did not answer within {BOOT_TIMEOUT}s\n{tails}")
+        if pending:
+            time.sleep(3)
+
+
+def write_inventory() -> str:
+    key = os.path.join(LAB_DIR, "id_ed25519")
+    lines = [
+        "# Written by lab/labctl up: the rdma.fabric lab (QEMU VMs, loopback only).",
+        "all:",
+        "  children:",
+        "    rdma_hosts:",
+        "      hosts:",
+    ]
+    for index in range(1, NVMS + 1):
+        lines += [
+            f"        vm{index}:",
+            "          ansible_host: 127.0.0.1",
+            f"          ansible_port: {ssh_port(index)}",
+            f"          lab_data_netdev: {DATA_NETDEV}",
+            f"          lab_data_ip: {data_ip(index)}",
+        ]
+    lines += [
+        "      vars:",
+        "        ansible_user: root",
+        f"        ansible_ssh_private_key_file: {key}",
+        "        ansible_python_interpreter: /usr/bin/python3",
+        f"        lab_data_prefix: {DATA_PREFIX}",
+        f"        lab_dir: {LAB_DIR}",
+    ]
+    # The lab's intent for playbooks/site.yml sits beside the inventory, where Ansible loads it.
+    group_vars = os.path.join(LAB_DIR, "group_vars")
+    if not os.path.islink(group_vars):
+        os.symlink(os.path.join(LAB_SRC, "group_vars"), group_vars)
+    path = os.path.join(LAB_DIR, "inventory.yml")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def hub_main() -> None:
+    """Repeat every datagram from one VM's data NIC to all the others (NVMS > 2)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", hub_port()))
+    peers = [("127.0.0.1", udp_port(i)) for i in range(1, NVMS + 1)]
+    while True:
+        ready, _w, _x = select.select([sock], [], [], 60)
+        if not ready:
+            continue
+        data, source = sock.recvfrom(65536)
+        for peer in peers:
+            if peer != source:
+                sock.sendto(data, peer)
+
+
+def start_hub() -> None:
+    pidfile = os.path.join(LAB_DIR, "hub.pid")
+    if NVMS <= 2 or pid_alive(pidfile):
+        return
+    proc = subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, os.path.abspath(__file__), "hub", LAB_DIR],
+        start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    with open(pidfile, "w", encoding="utf-8") as handle:
+        handle.write(f"{proc.pid}\n")
+
+
+def cmd_up() -> None:
+    img = ensure_image()
+    os.makedirs(LAB_DIR, exist_ok=True)
+    for name in ("id_ed25519", "id_ed25519.pub"):
+        shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
+    os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
+    start = time.monotonic()
+    start_hub()
+    for index in range(1, NVMS + 1):
+        start_vm(index, img)
+    wait_for_ssh(start)
+    path = write_inventory()
+    say(f"{NVMS} VM(s) up in {time.monotonic() - start:.0f}s")
+    print(path)
+
+
+def cmd_down() -> None:
+    stopped = 0
+    pidfiles = [os.path.join(LAB_DIR, f"vm{i}", "qemu.pid") for i in range(1, 65)]
+    pidfiles.append(os.path.join(LAB_DIR, "hub.pid"))
+    for pidfile in pidfiles:
+        pid = pid_alive(pidfile)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(50):
+                if not os.path.exists(f"/proc/{pid}"):
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            stopped += 1
+        if os.path.exists(pidfile):
+            os.unlink(pidfile)
+    say(f"stopped {stopped} process(es) of {LAB_DIR}")
+
+
+def cmd_status() -> int:
+    say(f"lab dir {LAB_DIR}; image cache {image_dir()} "
+        f"({'built' if os.path.exists(os.path.join(image_dir(), 'complete')) else 'not built'})")
+    running = 0
+    for index in range(1, NVMS + 1):
+        pid = pid_alive(os.path.join(LAB_DIR, f"vm{index}", "qemu.pid"))
+        state = "stopped"
+        if pid:
+            running += 1
+            state = f"running (pid {pid}), ssh 127.0.0.1:{ssh_port(index)} " + \
+                ("answers" if answers(index) else "does not answer")
+        print(f"vm{index}: {state}")
+    inventory = os.path.join(LAB_DIR, "inventory.yml")
+    print(f"inventory: {inventory if os.path.exists(inventory) else '(none)'}")
+    return 0 if running == NVMS else 3
+
+
+def main(argv: list) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(__doc__)
+        return 0
+    try:
+        if argv[0] == "image":
+            print(ensure_image())
+        elif argv[0] == "up":
+            cmd_up()
+        elif argv[0] == "down":
+            cmd_down()
+        elif argv[0] == "status":
+            return cmd_status()
+        elif argv[0] == "hub":
+            hub_main()
+        elif argv[0] == "ssh" and len(argv) >= 2:
+            index = int(argv[1].lstrip("vm"))
+            os.execvp("ssh", ssh_argv(index, *argv[2:]))
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+    except LabError as err:
+        say(f"FAILED: {err}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
