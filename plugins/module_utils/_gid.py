@@ -1,0 +1,336 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GID text and IPv4 conversions, and the sysfs GID table reader.
+
+Pure functions first (conversions, attribute parsers, row and lookup
+builders: no I/O), then the reader, which touches sysfs only through paths
+built by _sysfs (so unit tests can point SYSFS_ROOT at a recorded tree) and
+never starts a process.
+
+Kernel formats (drivers/infiniband/core/sysfs.c, kernel-facts.md):
+- ports/<p>/gids/<i>: eight groups of four lowercase hex digits; empty slots
+  read as all zeros;
+- ports/<p>/gid_attrs/types/<i>: 'IB/RoCE v1' or 'RoCE v2';
+  gid_attrs/ndevs/<i>: a netdev name; both fail (EINVAL) for empty slots and
+  ndevs fails on IB and iWARP ports: an unreadable attribute is data (None);
+- IPv4 addresses appear as IPv4-mapped IPv6 GIDs (::ffff:a.b.c.d).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _sysfs
+
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+_MAPPED_PREFIX = "0000:0000:0000:0000:0000:ffff:"
+_HEX = frozenset("0123456789abcdefABCDEF")
+ROCE_V2 = "RoCE v2"
+ROCE_V1 = "IB/RoCE v1"
+
+
+# --- pure conversions ---------------------------------------------------------
+
+def _parse_gid(gid) -> ipaddress.IPv6Address:
+    if not isinstance(gid, str):
+        raise ValueError(f"gid: {gid!r} is not a string; allowed: an IPv6-format GID such as 'fe80:0000:0000:0000:5054:00ff:fe77:0001'")
+    try:
+        return ipaddress.IPv6Address(gid.strip())
+    except ValueError:
+        raise ValueError(f"gid: {gid!r} is not a GID; allowed: an IPv6-format GID such as 'fe80:0000:0000:0000:5054:00ff:fe77:0001'") from None
+
+
+def format_gid(address: ipaddress.IPv6Address) -> str:
+    """Render an address the way sysfs prints GIDs: 8 groups of 4 lowercase hex digits.
+
+    Not IPv6Address.exploded: Python 3.13 explodes IPv4-mapped addresses with
+    a dotted tail (0000:...:ffff:10.10.10.1), which sysfs never prints.
+    """
+    packed = address.packed
+    return ":".join(packed[i:i + 2].hex() for i in range(0, 16, 2))
+
+
+def normalize_gid(gid) -> str:
+    """Return any IPv6 text form of a GID in the kernel's sysfs form; ValueError when malformed."""
+    return format_gid(_parse_gid(gid))
+
+
+def is_zero_gid(gid: str) -> bool:
+    """True for an empty GID slot (all zeros) in the sysfs form."""
+    return gid == ZERO_GID
+
+
+def gid_to_ipv4(gid):
+    """Return the IPv4 address of an IPv4-mapped GID, None for any other valid GID.
+
+    Raises ValueError when gid is not a GID at all.
+    """
+    if isinstance(gid, str) and len(gid) == 39 and gid.startswith(_MAPPED_PREFIX) and gid[34] == ":":
+        # Fast path for the sysfs form, used on every row of a 1024-slot table.
+        digits = gid[30:34] + gid[35:39]
+        if all(c in _HEX for c in digits):
+            return ".".join(str(int(digits[i:i + 2], 16)) for i in range(0, 8, 2))
+    mapped = _parse_gid(gid).ipv4_mapped
+    return None if mapped is None else str(mapped)
+
+
+def ipv4_to_gid(address) -> str:
+    """Return the IPv4-mapped GID of a dotted-quad IPv4 address, in the sysfs form."""
+    allowed = "a dotted-quad IPv4 address such as '169.254.77.1'"
+    if not isinstance(address, str):
+        raise ValueError(f"ipv4: {address!r} is not a string; allowed: {allowed}")
+    try:
+        ipv4 = ipaddress.IPv4Address(address.strip())
+    except ValueError:
+        raise ValueError(f"ipv4: {address!r} is not an IPv4 address; allowed: {allowed}") from None
+    return format_gid(ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + ipv4.packed))
+
+
+# --- pure attribute parsers ---------------------------------------------------
+
+def parse_enum(text):
+    """'4: ACTIVE' -> 'ACTIVE', '1: CA' -> 'CA'; None or '' -> None; text without a number is kept."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return None
+    number, sep, name = text.partition(":")
+    if sep and number.strip().isdigit() and name.strip():
+        return name.strip()
+    return text
+
+
+def parse_int(text):
+    """'0x0' -> 0, '12' -> 12 (sysfs prints lid and sm_lid in hex); unparsable -> None."""
+    if text is None:
+        return None
+    text = text.strip()
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def mac_from_guid(guid):
+    """The MAC an EUI-64 GUID was derived from ('5054:00ff:fe77:0001' -> '52:54:00:77:00:01'), else None.
+
+    rxe and siw derive node_guid from the netdev's MAC (addrconf_addr_eui48),
+    which flips the universal/local bit and inserts ff:fe in the middle.
+    """
+    if not isinstance(guid, str):
+        return None
+    digits = guid.replace(":", "").strip().lower()
+    if len(digits) != 16:
+        return None
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    if raw[3:5] != b"\xff\xfe":
+        return None
+    mac = bytes([raw[0] ^ 0x02]) + raw[1:3] + raw[5:8]
+    return ":".join(f"{b:02x}" for b in mac)
+
+
+def port_sort_key(name: str):
+    return (0, int(name), name) if name.isdigit() else (1, 0, name)
+
+
+# --- pure builders --------------------------------------------------------------
+
+def gid_row(device: str, port: int, index: int, gid: str, gid_type, netdev) -> dict:
+    """One rdma_gids row; the ipv4 key is there only for IPv4-mapped GIDs."""
+    row = {
+        "device": device,
+        "port": port,
+        "index": index,
+        "gid": gid,
+        "type": gid_type,
+        "netdev": netdev,
+    }
+    ipv4 = gid_to_ipv4(gid)
+    if ipv4 is not None:
+        row["ipv4"] = ipv4
+    return row
+
+
+def roce_v2_lookup(rows: list) -> dict:
+    """The RoCE v2 GID index per IPv4 address and per netdev.
+
+    Returns {'by_ipv4': {ipv4: entry}, 'by_netdev': {netdev: entry}} where an
+    entry is {'device', 'port', 'index', 'netdev', 'ipv4'}. Only RoCE v2 rows
+    with an IPv4 address count. When several rows qualify for one key, the
+    first in (device, port, index) order wins: by_netdev thus gives the lowest
+    IPv4 RoCE v2 index of a netdev.
+    """
+    by_ipv4 = {}
+    by_netdev = {}
+    for row in sorted(rows, key=lambda r: (r["device"], r["port"], r["index"])):
+        if row.get("type") != ROCE_V2 or not row.get("ipv4"):
+            continue
+        entry = {
+            "device": row["device"],
+            "port": row["port"],
+            "index": row["index"],
+            "netdev": row.get("netdev"),
+            "ipv4": row["ipv4"],
+        }
+        by_ipv4.setdefault(row["ipv4"], entry)
+        if row.get("netdev"):
+            by_netdev.setdefault(row["netdev"], entry)
+    return {"by_ipv4": by_ipv4, "by_netdev": by_netdev}
+
+
+# --- sysfs reader (I/O, no processes) -------------------------------------------
+
+def _read_small(filename: str):
+    """Read a small sysfs attribute with bare os.open/os.read.
+
+    Same contract as _sysfs.read_attr (text without the trailing newline, None
+    when unreadable) but about three times faster under emulation, which
+    matters in the 1024-slot GID loop of rxe.
+    """
+    try:
+        fd = os.open(filename, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace").rstrip("\n")
+
+
+def read_gid_table(device: str, port: int, port_dir: str) -> list:
+    """Rows for every populated GID of one port; zero GIDs are skipped before gid_attrs is touched."""
+    gids_dir = os.path.join(port_dir, "gids")
+    types_dir = os.path.join(port_dir, "gid_attrs", "types")
+    ndevs_dir = os.path.join(port_dir, "gid_attrs", "ndevs")
+    indexes = sorted(int(n) for n in _sysfs.list_dir(gids_dir) if n.isdigit())
+    rows = []
+    for index in indexes:
+        gid = _read_small(os.path.join(gids_dir, str(index)))
+        if gid is None or gid == ZERO_GID or not gid:
+            continue
+        gid_type = _read_small(os.path.join(types_dir, str(index)))
+        netdev = _read_small(os.path.join(ndevs_dir, str(index)))
+        rows.append(gid_row(device, port, index, gid, gid_type or None, netdev or None))
+    return rows
+
+
+def _netdevs_by_mac() -> dict:
+    macs = {}
+    for name in _sysfs.list_dir(_sysfs.path("class", "net")):
+        mac = _sysfs.read_attr(_sysfs.path("class", "net", name, "address"))
+        if mac:
+            macs.setdefault(mac.lower(), []).append(name)
+    return macs
+
+
+def _is_lower_level(name: str) -> bool:
+    """A netdev that is no VLAN/macvlan child: its iflink is its own ifindex."""
+    ifindex = _sysfs.read_attr(_sysfs.path("class", "net", name, "ifindex"))
+    iflink = _sysfs.read_attr(_sysfs.path("class", "net", name, "iflink"))
+    return ifindex is not None and ifindex == iflink
+
+
+def port_netdev(device_dir: str, port: int, gid_rows: list, guid, mac_index=None):
+    """Find the netdev of a port from sysfs alone.
+
+    1. RoCE ports (rxe, mlx5 Ethernet): the ndev of the port's GIDs (index 0 first);
+    2. hardware ports: device/net/<netdev> whose dev_port is port - 1;
+    3. soft iWARP (siw, no ndevs and no device link): the netdev whose MAC the
+       node GUID was derived from, when exactly one lower-level netdev has it.
+    Returns (netdev or None, mac_index) so that the MAC table is built once.
+    """
+    for row in gid_rows:
+        if row.get("netdev"):
+            return row["netdev"], mac_index
+    net_dir = os.path.join(device_dir, "device", "net")
+    candidates = []
+    for name in _sysfs.list_dir(net_dir):
+        dev_port = parse_int(_sysfs.read_attr(os.path.join(net_dir, name, "dev_port")))
+        if (dev_port or 0) == port - 1:
+            candidates.append(name)
+    if candidates:
+        plain = [n for n in candidates if "." not in n] or candidates
+        return plain[0], mac_index
+    mac = mac_from_guid(guid)
+    if mac is None:
+        return None, mac_index
+    if mac_index is None:
+        mac_index = _netdevs_by_mac()
+    matches = mac_index.get(mac, [])
+    if len(matches) > 1:
+        matches = [n for n in matches if _is_lower_level(n)]
+    return (matches[0] if len(matches) == 1 else None), mac_index
+
+
+def device_driver(device_dir: str):
+    """'rxe' or 'siw' for soft devices, else the bound kernel driver's name (mlx5_core), else None."""
+    kind = _rdma_tool.type_of_device_dir(device_dir)
+    if kind in _rdma_tool.LINK_TYPES:
+        return kind
+    target = os.path.realpath(os.path.join(device_dir, "device", "driver"))
+    if os.path.isdir(target):
+        return os.path.basename(target)
+    return None
+
+
+def collect(devices=None, port=None) -> dict:
+    """Read devices, ports and GID tables; filters: a list of device names, a port number.
+
+    Returns {'rdma_devices': {...}, 'rdma_gids': [...], 'rdma_roce_v2_gid_index': {...},
+    'missing': [names asked for but absent]}.
+    """
+    root = _sysfs.path("class", "infiniband")
+    present = _sysfs.list_dir(root)
+    wanted = present if devices is None else [d for d in devices if d in present]
+    missing = [] if devices is None else [d for d in devices if d not in present]
+    rdma_devices = {}
+    rdma_gids = []
+    mac_index = None
+    for device in sorted(set(wanted)):
+        device_dir = os.path.join(root, device)
+        guid = _sysfs.read_attr(os.path.join(device_dir, "node_guid"))
+        info = {
+            "node_guid": guid,
+            "sys_image_guid": _sysfs.read_attr(os.path.join(device_dir, "sys_image_guid")),
+            "fw_ver": _sysfs.read_attr(os.path.join(device_dir, "fw_ver")),
+            "node_type": parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type"))),
+            "driver": device_driver(device_dir),
+            "ports": {},
+        }
+        ports_dir = os.path.join(device_dir, "ports")
+        for port_name in sorted(_sysfs.list_dir(ports_dir), key=port_sort_key):
+            if not port_name.isdigit():
+                continue
+            number = int(port_name)
+            if port is not None and number != port:
+                continue
+            port_dir = os.path.join(ports_dir, port_name)
+            rows = read_gid_table(device, number, port_dir)
+            netdev, mac_index = port_netdev(device_dir, number, rows, guid, mac_index)
+            info["ports"][port_name] = {
+                "state": parse_enum(_sysfs.read_attr(os.path.join(port_dir, "state"))),
+                "phys_state": parse_enum(_sysfs.read_attr(os.path.join(port_dir, "phys_state"))),
+                "link_layer": _sysfs.read_attr(os.path.join(port_dir, "link_layer")),
+                "rate": _sysfs.read_attr(os.path.join(port_dir, "rate")),
+                "lid": parse_int(_sysfs.read_attr(os.path.join(port_dir, "lid"))),
+                "sm_lid": parse_int(_sysfs.read_attr(os.path.join(port_dir, "sm_lid"))),
+                "netdev": netdev,
+                "gid_count": len(rows),
+            }
+            rdma_gids.extend(rows)
+        rdma_devices[device] = info
+    return {
+        "rdma_devices": rdma_devices,
+        "rdma_gids": rdma_gids,
+        "rdma_roce_v2_gid_index": roce_v2_lookup(rdma_gids),
+        "missing": missing,
+    }

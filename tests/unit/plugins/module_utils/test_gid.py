@@ -1,0 +1,343 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+
+ipv4s = st.integers(min_value=0, max_value=2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
+ipv6s = st.integers(min_value=0, max_value=2**128 - 1).map(ipaddress.IPv6Address)
+# IPv4-mapped addresses drawn often enough to exercise the fast path
+mapped = st.integers(min_value=0, max_value=2**32 - 1).map(lambda n: ipaddress.IPv6Address((0xFFFF << 32) | n))
+
+
+def sysfs_form(address: ipaddress.IPv6Address) -> str:
+    """Eight groups of four hex digits, computed independently of the code under test."""
+    return ":".join(f"{int.from_bytes(address.packed[i:i + 2], 'big'):04x}" for i in range(0, 16, 2))
+
+
+# --- conversions ----------------------------------------------------------------
+
+@pytest.mark.parametrize("gid, expected", [
+    ("0000:0000:0000:0000:0000:ffff:a9fe:4d01", "169.254.77.1"),
+    ("0000:0000:0000:0000:0000:ffff:0a0a:0a01", "10.10.10.1"),
+    ("0000:0000:0000:0000:0000:ffff:0000:0000", "0.0.0.0"),
+    ("0000:0000:0000:0000:0000:ffff:ffff:ffff", "255.255.255.255"),
+    ("0000:0000:0000:0000:0000:FFFF:A9FE:4D01", "169.254.77.1"),  # upper case: slow path
+    ("::ffff:169.254.77.1", "169.254.77.1"),  # ibv_devinfo's form
+    ("::ffff:a9fe:4d01", "169.254.77.1"),
+    (" 0000:0000:0000:0000:0000:ffff:a9fe:4d01\n", "169.254.77.1"),
+    ("fe80:0000:0000:0000:5054:00ff:fe77:0001", None),
+    ("0000:0000:0000:0000:0000:0000:0000:0000", None),
+    ("0000:0000:0000:0000:0000:0000:a9fe:4d01", None),  # IPv4-compatible, not mapped
+    ("5254:0077:0001:0000:0000:0000:0000:0000", None),  # siw
+    ("fe80::5054:ff:fe77:1", None),
+])
+def test_gid_to_ipv4(gid, expected):
+    assert _gid.gid_to_ipv4(gid) == expected
+
+
+@pytest.mark.parametrize("gid", [
+    "", "banana", "0000:0000:0000:0000:0000:ffff:a9fe", "0000:0000:0000:0000:0000:ffff:a9fe:4d01:0000",
+    "0000:0000:0000:0000:0000:ffff:a9f+:4d01", "0000:0000:0000:0000:0000:ffff:0_01:4d01",
+    "0000:0000:0000:0000:0000:ffff:a9fe 4d01", "169.254.77.1", None, 42, b"::1",
+])
+def test_gid_to_ipv4_rejects(gid):
+    with pytest.raises(ValueError, match=r"^gid: .* allowed: an IPv6-format GID"):
+        _gid.gid_to_ipv4(gid)
+
+
+@pytest.mark.parametrize("address, expected", [
+    ("169.254.77.1", "0000:0000:0000:0000:0000:ffff:a9fe:4d01"),
+    ("10.10.10.1", "0000:0000:0000:0000:0000:ffff:0a0a:0a01"),
+    ("0.0.0.0", "0000:0000:0000:0000:0000:ffff:0000:0000"),
+    (" 192.168.1.2 ", "0000:0000:0000:0000:0000:ffff:c0a8:0102"),
+])
+def test_ipv4_to_gid(address, expected):
+    assert _gid.ipv4_to_gid(address) == expected
+
+
+@pytest.mark.parametrize("address, message", [
+    ("256.1.1.1", "is not an IPv4 address"),
+    ("1.2.3", "is not an IPv4 address"),
+    ("01.2.3.4", "is not an IPv4 address"),
+    ("::ffff:1.2.3.4", "is not an IPv4 address"),
+    ("", "is not an IPv4 address"),
+    (None, "is not a string"),
+    (167772161, "is not a string"),
+])
+def test_ipv4_to_gid_rejects(address, message):
+    with pytest.raises(ValueError, match=rf"^ipv4: .*{message}; allowed: a dotted-quad IPv4 address"):
+        _gid.ipv4_to_gid(address)
+
+
+@given(ipv4s)
+def test_ipv4_gid_round_trip(address):
+    gid = _gid.ipv4_to_gid(address)
+    assert len(gid) == 39 and gid == gid.lower()
+    assert _gid.gid_to_ipv4(gid) == address
+
+
+@given(st.one_of(ipv6s, mapped))
+def test_fast_path_agrees_with_ipaddress(address):
+    expected = None if address.ipv4_mapped is None else str(address.ipv4_mapped)
+    assert _gid.gid_to_ipv4(sysfs_form(address)) == expected
+    assert _gid.gid_to_ipv4(address.compressed) == expected
+    assert _gid.gid_to_ipv4(sysfs_form(address).upper()) == expected
+
+
+@given(st.one_of(ipv6s, mapped))
+def test_normalize_is_the_sysfs_form_and_idempotent(address):
+    once = _gid.normalize_gid(address.compressed)
+    assert once == sysfs_form(address)
+    assert _gid.normalize_gid(once) == once
+
+
+@given(st.text(max_size=60))
+def test_gid_to_ipv4_only_raises_value_error(text):
+    try:
+        result = _gid.gid_to_ipv4(text)
+    except ValueError as err:
+        assert str(err).startswith("gid: ") and "\n" not in str(err)
+    else:
+        assert result is None or ipaddress.IPv4Address(result)
+
+
+def test_zero_gid():
+    assert _gid.is_zero_gid(trees.ZERO)
+    assert not _gid.is_zero_gid(trees.RXE_IPV4)
+
+
+# --- attribute parsers -------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("4: ACTIVE", "ACTIVE"), ("1: DOWN", "DOWN"), ("5: LinkUp", "LinkUp"), ("3: Disabled", "Disabled"),
+    ("1: CA", "CA"), ("4: RNIC", "RNIC"), ("2: switch", "switch"), ("4: ACTIVE\n", "ACTIVE"),
+    ("ACTIVE", "ACTIVE"), ("x: y", "x: y"), ("4:", "4:"), ("", None), ("   ", None), (None, None),
+])
+def test_parse_enum(text, expected):
+    assert _gid.parse_enum(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("0x0", 0), ("0x12", 18), ("0xffff", 65535), ("7", 7), (" 0x1\n", 1), ("", None), ("zz", None), (None, None),
+])
+def test_parse_int(text, expected):
+    assert _gid.parse_int(text) == expected
+
+
+@pytest.mark.parametrize("guid, expected", [
+    ("5054:00ff:fe77:0001", "52:54:00:77:00:01"),
+    ("0200:00ff:fe00:0000", "00:00:00:00:00:00"),  # siw on lo
+    ("f40a:65ff:fedc:65bb", "f6:0a:65:dc:65:bb"),  # siw on a dummy
+    ("b859:9f03:00d4:1a2e", None),  # a vendor GUID is no EUI-48 derivative
+    ("5054:00ff:fe77", None), ("zzzz:00ff:fe77:0001", None), ("", None), (None, None),
+])
+def test_mac_from_guid(guid, expected):
+    assert _gid.mac_from_guid(guid) == expected
+
+
+@given(st.binary(min_size=6, max_size=6))
+def test_mac_from_guid_inverts_eui48(mac):
+    eui = bytes([mac[0] ^ 0x02]) + mac[1:3] + b"\xff\xfe" + mac[3:]
+    guid = ":".join(eui.hex()[i:i + 4] for i in range(0, 16, 4))
+    assert _gid.mac_from_guid(guid) == ":".join(f"{b:02x}" for b in mac)
+
+
+# --- builders -------------------------------------------------------------------------
+
+def test_gid_row_has_ipv4_only_for_mapped_gids():
+    mapped = _gid.gid_row("rxe0", 1, 1, trees.RXE_IPV4, "RoCE v2", "eth1")
+    assert mapped == {"device": "rxe0", "port": 1, "index": 1, "gid": trees.RXE_IPV4, "type": "RoCE v2",
+                      "netdev": "eth1", "ipv4": "169.254.77.1"}
+    plain = _gid.gid_row("rxe0", 1, 0, trees.RXE_LINK_LOCAL, "RoCE v2", "eth1")
+    assert "ipv4" not in plain
+
+
+def _row(device, port, index, ipv4, gid_type="RoCE v2", netdev="eth1"):
+    return _gid.gid_row(device, port, index, _gid.ipv4_to_gid(ipv4) if ipv4 else trees.RXE_LINK_LOCAL, gid_type, netdev)
+
+
+@pytest.mark.parametrize("rows, by_ipv4, by_netdev", [
+    ([], {}, {}),
+    ([_row("rxe0", 1, 0, None), _row("rxe0", 1, 1, "169.254.77.1")],
+     {"169.254.77.1": ("rxe0", 1, 1)}, {"eth1": ("rxe0", 1, 1)}),
+    # mlx5-style table: each address as v1 and v2; only v2 counts
+    ([_row("mlx5_0", 1, 2, "10.0.0.1", "IB/RoCE v1"), _row("mlx5_0", 1, 3, "10.0.0.1")],
+     {"10.0.0.1": ("mlx5_0", 1, 3)}, {"eth1": ("mlx5_0", 1, 3)}),
+    # several addresses: by_netdev holds the lowest index, whatever the input order
+    ([_row("rxe0", 1, 5, "10.0.0.5"), _row("rxe0", 1, 2, "10.0.0.2")],
+     {"10.0.0.5": ("rxe0", 1, 5), "10.0.0.2": ("rxe0", 1, 2)}, {"eth1": ("rxe0", 1, 2)}),
+    # the same address on two devices: the first device name wins
+    ([_row("rxe1", 1, 1, "10.0.0.1", netdev="eth2"), _row("rxe0", 1, 1, "10.0.0.1")],
+     {"10.0.0.1": ("rxe0", 1, 1)}, {"eth1": ("rxe0", 1, 1), "eth2": ("rxe1", 1, 1)}),
+    # a VLAN address on rxe0 belongs to the VLAN netdev
+    ([_row("rxe0", 1, 1, "10.0.0.1"), _row("rxe0", 1, 2, "10.1.0.1", netdev="eth1.100")],
+     {"10.0.0.1": ("rxe0", 1, 1), "10.1.0.1": ("rxe0", 1, 2)}, {"eth1": ("rxe0", 1, 1), "eth1.100": ("rxe0", 1, 2)}),
+    # no type or no netdev (unreadable attributes)
+    ([_row("rxe0", 1, 1, "10.0.0.1", gid_type=None), _row("rxe0", 1, 2, "10.0.0.2", netdev=None)],
+     {"10.0.0.2": ("rxe0", 1, 2)}, {}),
+])
+def test_roce_v2_lookup(rows, by_ipv4, by_netdev):
+    got = _gid.roce_v2_lookup(rows)
+    assert {k: (v["device"], v["port"], v["index"]) for k, v in got["by_ipv4"].items()} == by_ipv4
+    assert {k: (v["device"], v["port"], v["index"]) for k, v in got["by_netdev"].items()} == by_netdev
+    for key, entry in got["by_ipv4"].items():
+        assert entry["ipv4"] == key
+
+
+@given(st.lists(st.tuples(st.sampled_from(["rxe0", "rxe1", "mlx5_0"]), st.integers(1, 2), st.integers(0, 1023),
+                          ipv4s, st.sampled_from(["RoCE v2", "IB/RoCE v1"]), st.sampled_from(["eth1", "eth2"])),
+                max_size=40))
+def test_roce_v2_lookup_properties(specs):
+    rows = [_row(d, p, i, a, t, n) for d, p, i, a, t, n in specs]
+    got = _gid.roce_v2_lookup(rows)
+    v2 = [r for r in rows if r["type"] == "RoCE v2"]
+    assert set(got["by_ipv4"]) == {r["ipv4"] for r in v2}
+    for ipv4, entry in got["by_ipv4"].items():
+        candidates = [r for r in v2 if r["ipv4"] == ipv4]
+        best = min(candidates, key=lambda r: (r["device"], r["port"], r["index"]))
+        assert (entry["device"], entry["port"], entry["index"]) == (best["device"], best["port"], best["index"])
+    for netdev, entry in got["by_netdev"].items():
+        assert entry["netdev"] == netdev
+        assert min((r["device"], r["port"], r["index"]) for r in v2 if r["netdev"] == netdev) == (
+            entry["device"], entry["port"], entry["index"])
+
+
+# --- the sysfs reader on recorded trees ---------------------------------------------------
+
+@pytest.fixture
+def sysroot(tmp_path, monkeypatch):
+    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def test_collect_lab_tree(sysroot):
+    trees.lab_tree(sysroot)
+    facts = _gid.collect()
+    assert facts["missing"] == []
+    assert facts["rdma_devices"] == {
+        "rxe0": {
+            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "CA",
+            "driver": "rxe",
+            "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
+                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 2}},
+        },
+        "siw0": {
+            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "RNIC",
+            "driver": "siw",
+            "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
+                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 1}},
+        },
+    }
+    assert facts["rdma_gids"] == [
+        {"device": "rxe0", "port": 1, "index": 0, "gid": trees.RXE_LINK_LOCAL, "type": "RoCE v2", "netdev": "eth1"},
+        {"device": "rxe0", "port": 1, "index": 1, "gid": trees.RXE_IPV4, "type": "RoCE v2", "netdev": "eth1",
+         "ipv4": "169.254.77.1"},
+        {"device": "siw0", "port": 1, "index": 0, "gid": trees.SIW_GID, "type": "IB/RoCE v1", "netdev": None},
+    ]
+    entry = {"device": "rxe0", "port": 1, "index": 1, "netdev": "eth1", "ipv4": "169.254.77.1"}
+    assert facts["rdma_roce_v2_gid_index"] == {"by_ipv4": {"169.254.77.1": entry}, "by_netdev": {"eth1": entry}}
+
+
+def test_collect_skips_zero_gids_before_gid_attrs(sysroot, monkeypatch):
+    trees.add_netdev(sysroot, "eth1", trees.ETH1_MAC, 3)
+    trees.add_rxe(sysroot, gids={0: trees.RXE_LINK_LOCAL, 1: trees.RXE_IPV4, 700: _gid.ipv4_to_gid("10.9.8.7")})
+    seen = []
+    real = _gid._read_small
+
+    def spy(filename):
+        seen.append(filename)
+        return real(filename)
+
+    monkeypatch.setattr(_gid, "_read_small", spy)
+    facts = _gid.collect()
+    attrs = sorted(int(p.rsplit("/", 1)[1]) for p in seen if "/gid_attrs/" in p)
+    assert attrs == [0, 0, 1, 1, 700, 700]
+    assert sum(1 for p in seen if "/gids/" in p) == 1024
+    assert [r["index"] for r in facts["rdma_gids"]] == [0, 1, 700]
+    assert facts["rdma_roce_v2_gid_index"]["by_ipv4"]["10.9.8.7"]["index"] == 700
+    assert facts["rdma_roce_v2_gid_index"]["by_netdev"]["eth1"]["index"] == 1
+
+
+def test_collect_infiniband_hca(sysroot):
+    trees.add_mlx5_ib(sysroot)
+    facts = _gid.collect()
+    dev = facts["rdma_devices"]["mlx5_0"]
+    assert dev["driver"] == "mlx5_core"
+    assert dev["fw_ver"] == "20.31.1014"
+    assert dev["ports"]["1"] == {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "InfiniBand",
+                                 "rate": "200 Gb/sec (4X HDR)", "lid": 18, "sm_lid": 1, "netdev": "ib0", "gid_count": 1}
+    assert dev["ports"]["2"]["state"] == "DOWN"
+    assert dev["ports"]["2"]["netdev"] == "ib1"
+    assert dev["ports"]["2"]["lid"] == 65535
+    assert [(r["port"], r["index"], r["type"], r["netdev"]) for r in facts["rdma_gids"]] == [
+        (1, 0, "IB/RoCE v1", None), (2, 0, "IB/RoCE v1", None)]
+    assert facts["rdma_roce_v2_gid_index"] == {"by_ipv4": {}, "by_netdev": {}}
+
+
+def test_collect_filters_device_and_port(sysroot):
+    trees.lab_tree(sysroot)
+    trees.add_mlx5_ib(sysroot)
+    facts = _gid.collect(["mlx5_0", "nosuch"], 2)
+    assert list(facts["rdma_devices"]) == ["mlx5_0"]
+    assert list(facts["rdma_devices"]["mlx5_0"]["ports"]) == ["2"]
+    assert {r["port"] for r in facts["rdma_gids"]} == {2}
+    assert facts["missing"] == ["nosuch"]
+
+
+def test_collect_without_rdma(sysroot):
+    assert _gid.collect() == {"rdma_devices": {}, "rdma_gids": [], "missing": [],
+                              "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}}}
+
+
+@pytest.mark.parametrize("netdevs, expected", [
+    ([("eth1", trees.ETH1_MAC, 3, None)], "eth1"),
+    ([], None),
+    # a VLAN child shares the MAC but is not lower-level
+    ([("eth1", trees.ETH1_MAC, 3, None), ("eth1.100", trees.ETH1_MAC, 5, 3)], "eth1"),
+    # a bond and its slave both lower-level: ambiguous
+    ([("eth1", trees.ETH1_MAC, 3, None), ("bond0", trees.ETH1_MAC, 6, None)], None),
+])
+def test_siw_netdev_from_mac(sysroot, netdevs, expected):
+    for name, mac, ifindex, iflink in netdevs:
+        trees.add_netdev(sysroot, name, mac, ifindex, iflink)
+    trees.add_siw(sysroot)
+    assert _gid.collect()["rdma_devices"]["siw0"]["ports"]["1"]["netdev"] == expected
+
+
+def test_siw_on_lo(sysroot):
+    trees.add_netdev(sysroot, "lo", "00:00:00:00:00:00", 1)
+    trees.add_siw(sysroot, name="siw_lo", gid="0000:0000:0000:0000:0000:0000:0000:0000", guid="0200:00ff:fe00:0000")
+    facts = _gid.collect()
+    assert facts["rdma_devices"]["siw_lo"]["ports"]["1"]["netdev"] == "lo"
+    assert facts["rdma_gids"] == []
+
+
+def test_unreadable_port_attributes_are_null(sysroot):
+    trees.add_rxe(sysroot, slots=4)
+    port = sysroot / "devices/virtual/infiniband/rxe0/ports/1"
+    (port / "rate").unlink()
+    (port / "lid").unlink()
+    (port / "gids" / "1").unlink()
+    trees.unreadable(sysroot, "devices/virtual/infiniband/rxe0/ports/1/gids/1")
+    facts = _gid.collect()
+    info = facts["rdma_devices"]["rxe0"]["ports"]["1"]
+    assert info["rate"] is None and info["lid"] is None and info["state"] == "ACTIVE"
+    assert [r["index"] for r in facts["rdma_gids"]] == [0]
+
+
+def test_read_small_contract(tmp_path):
+    (tmp_path / "a").write_text("RoCE v2\n")
+    (tmp_path / "d").mkdir()
+    assert _gid._read_small(str(tmp_path / "a")) == "RoCE v2"
+    assert _gid._read_small(str(tmp_path / "d")) is None
+    assert _gid._read_small(str(tmp_path / "missing")) is None

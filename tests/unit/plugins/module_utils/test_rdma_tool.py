@@ -1,0 +1,280 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+
+# Recorded on the lab VM (iproute2 6.1.0, kernel 6.1.0-56): rxe0 and siw0 on eth1, siw2 on lo, siw3 on a dummy.
+LAB_LINKS = (
+    '[{"ifindex":0,"ifname":"rxe0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"eth1","netdev_index":3},'
+    '{"ifindex":1,"ifname":"siw0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"eth1","netdev_index":3},'
+    '{"ifindex":2,"ifname":"siw2","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"lo","netdev_index":1},'
+    '{"ifindex":3,"ifname":"siw3","port":1,"state":"DOWN","physical_state":"DISABLED","netdev":"dummy7","netdev_index":4}]\n'
+)
+
+
+def link(name, netdev, port=1, ifindex=0, state="ACTIVE", physical_state="LINK_UP", netdev_index=3):
+    return {"name": name, "port": port, "ifindex": ifindex, "state": state, "physical_state": physical_state,
+            "netdev": netdev, "netdev_index": netdev_index}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", []),
+    ("\n", []),
+    ("[]\n", []),
+    (None, []),
+    (LAB_LINKS, [
+        link("rxe0", "eth1"), link("siw0", "eth1", ifindex=1), link("siw2", "lo", ifindex=2, netdev_index=1),
+        link("siw3", "dummy7", ifindex=3, state="DOWN", physical_state="DISABLED", netdev_index=4),
+    ]),
+    # kernel-facts.md's form: 'rxe0/1' without a port key
+    ('[{"ifindex":0,"ifname":"rxe0/1","state":"ACTIVE","physical_state":"LINK_UP","netdev":"eth1","netdev_index":3}]',
+     [link("rxe0", "eth1")]),
+    # both: the port key wins and the suffix goes
+    ('[{"ifindex":0,"ifname":"rxe0/1","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"eth1","netdev_index":3}]',
+     [link("rxe0", "eth1")]),
+    # an InfiniBand HCA: two ports, no netdev
+    ('[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE","physical_state":"LINK_UP"},'
+     '{"ifindex":0,"ifname":"mlx5_0","port":2,"state":"DOWN","physical_state":"DISABLED"}]',
+     [link("mlx5_0", None, netdev_index=None), link("mlx5_0", None, port=2, state="DOWN", physical_state="DISABLED",
+                                                     netdev_index=None)]),
+])
+def test_parse_link_show(text, expected):
+    assert _rdma_tool.parse_link_show(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("error: No such device", r"output is not JSON"),
+    ('[{"ifname":"rxe0"', r"output is not JSON"),
+    ('{"ifname":"rxe0"}', r"expected a JSON list, got dict"),
+    ('[{"port":1}]', r"entry without an ifname"),
+    ('[{"ifname":""}]', r"entry without an ifname"),
+    ('["rxe0"]', r"entry without an ifname"),
+    ('[{"ifname":"rxe0","port":"1"}]', r"rxe0: port '1' is not an integer"),
+    ('[{"ifname":"rxe0","port":true}]', r"rxe0: port True is not an integer"),
+])
+def test_parse_link_show_rejects(text, message):
+    with pytest.raises(ValueError, match=r"^rdma -j link show: .*" + message) as err:
+        _rdma_tool.parse_link_show(text)
+    assert "\n" not in str(err.value)
+
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,14}", fullmatch=True)
+
+
+@given(st.lists(st.tuples(names, st.integers(1, 4), st.one_of(st.none(), names),
+                          st.sampled_from(["ACTIVE", "DOWN"]), st.integers(0, 9)), max_size=8))
+def test_parse_link_show_round_trip(specs):
+    entries = []
+    for index, (name, port, netdev, state, nd_index) in enumerate(specs):
+        entry = {"ifindex": index, "ifname": name, "port": port, "state": state, "physical_state": "LINK_UP"}
+        if netdev:
+            entry.update(netdev=netdev, netdev_index=nd_index)
+        entries.append(entry)
+    parsed = _rdma_tool.parse_link_show(json.dumps(entries))
+    assert [(p["name"], p["port"], p["netdev"], p["state"]) for p in parsed] == [
+        (n, p, d, s) for n, p, d, s, _ in specs]
+
+
+@given(st.text(max_size=40))
+def test_parse_link_show_only_raises_value_error(text):
+    try:
+        result = _rdma_tool.parse_link_show(text)
+    except ValueError as err:
+        assert "\n" not in str(err)
+    else:
+        assert isinstance(result, list)
+
+
+def test_find_link():
+    links = _rdma_tool.parse_link_show(LAB_LINKS)
+    assert _rdma_tool.find_link(links, "siw2")["netdev"] == "lo"
+    assert _rdma_tool.find_link(links, "rxe9") is None
+
+
+@pytest.mark.parametrize("action, argv", [
+    (("add", "rxe0", "rxe", "eth1"), ["/usr/bin/rdma", "link", "add", "rxe0", "type", "rxe", "netdev", "eth1"]),
+    (("delete", "rxe0"), ["/usr/bin/rdma", "link", "delete", "rxe0"]),
+])
+def test_action_argv(action, argv):
+    assert _rdma_tool.action_argv("/usr/bin/rdma", action) == argv
+
+
+def test_action_argv_rejects_unknown():
+    with pytest.raises(ValueError, match="unknown action 'rename'"):
+        _rdma_tool.action_argv("/usr/bin/rdma", ("rename", "a"))
+
+
+def test_link_show_argv():
+    assert _rdma_tool.link_show_argv("/sbin/rdma") == ["/sbin/rdma", "-j", "link", "show"]
+
+
+@pytest.mark.parametrize("node_type, node_desc, parent, virtual, expected", [
+    ("1: CA", "rxe", True, True, "rxe"),
+    ("1: CA", "host1 rxe0", True, True, "rxe"),  # rdma-ndd rewrote node_desc: the parent attribute still tells
+    ("4: RNIC", "Software iWARP stack", False, True, "siw"),
+    ("4: RNIC", "host1 siw0", False, True, "siw"),
+    ("4: RNIC", "Software iWARP stack", False, False, "siw"),  # older kernels gave siw a parent device
+    ("4: RNIC", "cxgb4", False, False, "other"),  # hardware iWARP
+    ("1: CA", "host1 mlx5_0", False, False, "other"),  # hardware HCA
+    ("1: CA", "", False, True, "other"),
+    ("", "", False, True, "other"),
+    (None, None, False, False, "other"),
+])
+def test_type_from_sysfs(node_type, node_desc, parent, virtual, expected):
+    assert _rdma_tool.type_from_sysfs(node_type, node_desc, parent, virtual) == expected
+
+
+ALIASES = "alias rdma-link-rxe rdma_rxe\nalias rdma-link-siw siw\nalias net-pf-16-proto-20 ib_core\n"
+
+
+@pytest.mark.parametrize("aliases, builtin, link_type, expected", [
+    (ALIASES, "", "rxe", True),
+    (ALIASES, "", "siw", True),
+    ("alias rdma-link-rxe rdma_rxe\n", "", "siw", False),  # Debian's stock kernel: no siw
+    ("", "kernel/drivers/infiniband/sw/siw/siw.ko\n", "siw", True),
+    ("", "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko\n", "rxe", True),
+    ("", "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko\n", "siw", False),
+    ("alias rdma-link-siwx siwx\n# alias rdma-link-siw siw\n", "", "siw", False),
+])
+def test_alias_provided(aliases, builtin, link_type, expected):
+    assert _rdma_tool.alias_provided(aliases, builtin, link_type) is expected
+
+
+RXE_ETH1 = {"name": "rxe0", "type": "rxe", "netdev": "eth1"}
+
+
+@pytest.mark.parametrize("current, desired, expected", [
+    (None, None, []),
+    (RXE_ETH1, None, [("delete", "rxe0")]),
+    (None, RXE_ETH1, [("add", "rxe0", "rxe", "eth1")]),
+    (RXE_ETH1, RXE_ETH1, []),
+    (RXE_ETH1, dict(RXE_ETH1, netdev="lo"), [("delete", "rxe0"), ("add", "rxe0", "rxe", "lo")]),
+    (RXE_ETH1, dict(RXE_ETH1, type="siw"), [("delete", "rxe0"), ("add", "rxe0", "siw", "eth1")]),
+])
+def test_plan(current, desired, expected):
+    assert _rdma_tool.plan(current, desired) == expected
+
+
+links_st = st.one_of(st.none(), st.fixed_dictionaries({
+    "name": st.just("rxe0"), "type": st.sampled_from(["rxe", "siw"]), "netdev": st.sampled_from(["eth1", "lo", "d0"])}))
+
+
+@given(links_st, links_st)
+def test_plan_reaches_desired_and_is_idempotent(current, desired):
+    state = dict(current) if current else None
+    for action in _rdma_tool.plan(current, desired):
+        if action[0] == "delete":
+            assert state is not None
+            state = None
+        else:
+            assert state is None  # never add over an existing link
+            state = {"name": action[1], "type": action[2], "netdev": action[3]}
+    assert state == desired
+    assert _rdma_tool.plan(state, desired) == []
+
+
+def test_conflicting():
+    links = _rdma_tool.parse_link_show(LAB_LINKS)
+    types = {"rxe0": "rxe", "siw0": "siw", "siw2": "siw", "siw3": "siw"}
+    assert _rdma_tool.conflicting(links, types, "rxe1", "rxe", "eth1") == "rxe0"
+    assert _rdma_tool.conflicting(links, types, "rxe0", "rxe", "eth1") is None  # itself
+    assert _rdma_tool.conflicting(links, types, "rxe1", "rxe", "lo") is None  # siw2 is another type
+    assert _rdma_tool.conflicting(links, types, "siw9", "siw", "lo") == "siw2"
+
+
+ADD = ("add", "rxe1", "rxe", "eth1")
+DEL = ("delete", "rxe0")
+
+
+@pytest.mark.parametrize("action, rc, out, err, owner, expected", [
+    (ADD, 255, "", "error: File exists\n", "rxe0",
+     "netdev: eth1 already carries rxe device rxe0; delete it or use name=rxe0"),
+    (ADD, 255, "", "error: File exists\n", None,
+     "netdev: eth1 already carries a rxe device, or name rxe1 is taken (EEXIST from rdma link add rxe1 type rxe netdev eth1)"),
+    (ADD, 255, "", "error: No such device\n", None,
+     "netdev: eth1 does not exist (ENODEV from rdma link add rxe1 type rxe netdev eth1)"),
+    (("add", "siw0", "siw", "eth1"), 255, "", "error: Invalid argument\n", None,
+     "type: the kernel has no siw driver (module siw) or refused name 'siw0' (EINVAL from rdma link add siw0 type siw netdev eth1)"),
+    (ADD, 255, "", "error: Operation not permitted\n", None,
+     "netdev: rxe cannot attach to eth1 (EPERM: a VLAN device or missing CAP_NET_ADMIN, from rdma link add rxe1 type rxe netdev eth1)"),
+    (("add", "siw0", "siw", "d0"), 255, "", "error: Cannot allocate memory\n", None,
+     "netdev: siw cannot attach to d0 (ENOMEM from rdma link add siw0 type siw netdev d0; siw needs a netdev with a parent device or lo)"),
+    (ADD, 255, "Unknown parameter 'add'.\n", "", None,
+     "rdma link add rxe1 type rxe netdev eth1: this iproute2's rdma tool has no 'rdma link add/delete' (too old); "
+     "install a newer iproute2 (5.x or later)"),
+    (DEL, 255, "", "Unknown parameter 'delete'.\n", None,
+     "rdma link delete rxe0: this iproute2's rdma tool has no 'rdma link add/delete' (too old); install a newer iproute2 (5.x or later)"),
+    (DEL, 1, "", "Wrong device name - rxe0\n", None,
+     "name: no RDMA link named rxe0 (rdma link delete rxe0: Wrong device name - rxe0)"),
+    (DEL, 255, "", "error: Operation not supported\n", None,
+     "name: rxe0 cannot be deleted with rdma link delete: not a soft RDMA link (rdma link delete rxe0: error: Operation not supported)"),
+    (ADD, 134, "", "", None, "rdma link add rxe1 type rxe netdev eth1 failed (rc=134): no message"),
+    (ADD, 1, "", "error: Something new\nsecond line\n", None,
+     "rdma link add rxe1 type rxe netdev eth1 failed (rc=1): error: Something new second line"),
+])
+def test_explain_error(action, rc, out, err, owner, expected):
+    assert _rdma_tool.explain_error(action, rc, out, err, owner) == expected
+
+
+@pytest.mark.parametrize("rc, out, err, expected", [
+    (255, "", "Unknown object 'link'.\n",
+     "rdma -j link show: this iproute2's rdma tool has no 'rdma link' (too old); install a newer iproute2 (5.x or later)"),
+    (1, "", "Failed to connect to netlink\n", "rdma -j link show failed (rc=1): Failed to connect to netlink"),
+])
+def test_explain_show_error(rc, out, err, expected):
+    assert _rdma_tool.explain_show_error(rc, out, err) == expected
+
+
+@given(st.sampled_from([ADD, DEL]), st.integers(1, 255), st.text(max_size=80), st.text(max_size=80))
+def test_explain_error_is_one_line(action, rc, out, err):
+    message = _rdma_tool.explain_error(action, rc, out, err)
+    assert message and "\n" not in message and "\r" not in message
+
+
+# --- readers on recorded trees ------------------------------------------------------
+
+@pytest.fixture
+def sysroot(tmp_path, monkeypatch):
+    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path / "sys"))
+    monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
+    (tmp_path / "sys").mkdir()
+    return tmp_path
+
+
+def test_link_type_of(sysroot):
+    root = sysroot / "sys"
+    trees.lab_tree(root)
+    trees.add_mlx5_ib(root)
+    assert _rdma_tool.link_type_of("rxe0") == "rxe"
+    assert _rdma_tool.link_type_of("siw0") == "siw"
+    assert _rdma_tool.link_type_of("mlx5_0") == "other"
+    assert _rdma_tool.link_type_of("nosuch") is None
+
+
+@pytest.mark.parametrize("loaded, aliases, builtin, link_type, expected", [
+    (["rdma_rxe"], None, None, "rxe", True),
+    ([], ALIASES, "", "siw", True),
+    ([], "alias rdma-link-rxe rdma_rxe\n", "", "siw", False),
+    ([], None, "kernel/drivers/infiniband/sw/siw/siw.ko\n", "siw", True),
+    ([], None, None, "siw", None),  # nothing to go by: let the kernel answer
+])
+def test_driver_available(sysroot, loaded, aliases, builtin, link_type, expected):
+    for module in loaded:
+        (sysroot / "sys" / "module" / module).mkdir(parents=True)
+    release = sysroot / "lib" / "modules" / "6.1.0-56-amd64"
+    release.mkdir(parents=True)
+    if aliases is not None:
+        (release / "modules.alias").write_text(aliases)
+    if builtin is not None:
+        (release / "modules.builtin").write_text(builtin)
+    assert _rdma_tool.driver_available(link_type, "6.1.0-56-amd64") is expected
