@@ -1,0 +1,403 @@
+#!/usr/bin/python
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: memlock
+short_description: Manage the locked-memory limit (memlock) for logins and systemd services
+version_added: 0.1.0
+description:
+  - Sets or removes C(memlock) entries for one domain in a pam_limits file, by default the drop-in
+    C(/etc/security/limits.d/90-rdma-fabric-memlock.conf). RDMA applications pin memory, and
+    libibverbs warns when the limit is 32 KiB or less.
+  - Every byte of the file that is not a C(memlock) entry of O(domain) is kept as it is (comments,
+    tabs, CRLF line ends, a missing final newline). The file is replaced atomically (a temporary file
+    in its own directory, then a rename) and only when its content changes, so a run that changes
+    nothing leaves the file, its inode and its mtime alone.
+  - Concurrent runs on the same file are serialised with C(flock) on the file's directory, so no
+    entry is lost when several plays edit one file at once.
+  - pam_limits applies at login only (C(su -), C(runuser -l), SSH, sudo). With O(systemd=true) the module
+    also writes C(DefaultLimitMEMLOCK) into C(/etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf)
+    and re-executes the service manager (C(systemctl daemon-reexec)) when that file changes, so services
+    started afterwards get the limit. Services that are already running keep their old limit until they restart.
+  - Returns the limit in force for a login of the domain, computed from C(/etc/security/limits.conf)
+    and C(/etc/security/limits.d/*.conf) with pam_limits' own rules (see RV(effective)).
+author:
+  - rdma.fabric contributors
+options:
+  domain:
+    description:
+      - Whose limit this is, as pam_limits reads the first column.
+      - A user name, V(@group), V(*) for everyone not matched by a user or group entry,
+        or a uid/gid range such as V(1000:2000) or V(@100:).
+      - V(%group) is accepted and written, but pam_limits honours C(%) domains for C(maxlogins) only, so the
+        module warns that such an entry has no effect on C(memlock).
+      - White space, V(#) and control characters are refused.
+    type: str
+    required: true
+    version_added: 0.1.0
+  limit_type:
+    description:
+      - Which limit to manage. V(both) writes a C(soft) and a C(hard) entry.
+      - An existing C(-) entry (both limits) of the domain is kept for V(both); for V(soft) or V(hard) it is
+        turned into an entry for the other limit with its old value.
+    type: str
+    choices: [soft, hard, both]
+    default: both
+    version_added: 0.1.0
+  value:
+    description:
+      - The limit in KiB, or V(unlimited), V(infinity) or V(-1) for no limit.
+      - Required when O(state=present).
+      - An entry that already has the same meaning (for example V(infinity) for V(unlimited)) is left as it is.
+    type: str
+    version_added: 0.1.0
+  state:
+    description:
+      - V(present) makes the file set the limit; V(absent) removes the domain's C(memlock) entries of O(limit_type).
+      - With V(absent), a file that ends up empty is removed.
+    type: str
+    choices: [present, absent]
+    default: present
+    version_added: 0.1.0
+  dest:
+    description:
+      - The limits file to edit. Its directory must exist.
+      - pam_limits reads only C(/etc/security/limits.conf) and C(/etc/security/limits.d/*.conf); the module
+        warns when O(dest) is another file.
+    type: path
+    default: /etc/security/limits.d/90-rdma-fabric-memlock.conf
+    version_added: 0.1.0
+  systemd:
+    description:
+      - Also set C(DefaultLimitMEMLOCK) for systemd services in C(/etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf),
+        a file this module owns, and run C(systemctl daemon-reexec) when it changes (never in check mode).
+      - KiB values are written in bytes, V(unlimited) as C(infinity); different soft and hard values are
+        written as C(soft:hard). With O(limit_type=soft) or O(limit_type=hard) the other half keeps the value
+        the drop-in has, or takes the same value when there is no drop-in yet.
+      - With O(state=absent) the drop-in is removed.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  backup:
+    description:
+      - Keep a timestamped copy of O(dest) (and of the systemd drop-in) before changing it.
+    type: bool
+    default: false
+    version_added: 0.1.0
+extends_documentation_fragment:
+  - rdma.fabric.attributes
+  - rdma.fabric.attributes.actiongroup
+  - rdma.fabric.attributes.platform
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: linux
+notes:
+  - "How RV(effective) is computed: the files are read in pam_limits' order (C(limits.conf), then the
+    C(limits.d/*.conf) drop-ins sorted by name). An entry applies when it is at least as specific as the one
+    that set the limit before it (user or uid range, then C(@group) or gid range, then C(*)); among equally
+    specific entries the last one wins; C(%) domains do not apply to C(memlock); a soft limit above the hard
+    one is lowered to it."
+  - "The login it is computed for: for a user, that user with the groups the system resolves for it; for
+    C(@group), a member of that group that has no user entry and no other group entry; for C(*), a user with no
+    user or group entry. For C(%group) and ranges it is not computed."
+  - Lines the module adds end in LF even in a CRLF file, because pam_limits would read C(unlimited\r) as an invalid value.
+seealso:
+  - name: limits.conf(5)
+    description: The pam_limits configuration file format.
+    link: https://man7.org/linux/man-pages/man5/limits.conf.5.html
+  - name: systemd-system.conf(5)
+    description: DefaultLimitMEMLOCK and the other service defaults.
+    link: https://www.freedesktop.org/software/systemd/man/latest/systemd-system.conf.html
+"""
+
+EXAMPLES = r"""
+- name: Members of the rdma group may lock unlimited memory, in logins and in services
+  rdma.fabric.memlock:
+    domain: "@rdma"
+    value: unlimited
+    systemd: true
+
+- name: A soft limit of 64 GiB for one user
+  rdma.fabric.memlock:
+    domain: alice
+    limit_type: soft
+    value: "67108864"
+
+- name: Remove the rdma group's entries and the systemd drop-in
+  rdma.fabric.memlock:
+    domain: "@rdma"
+    state: absent
+    systemd: true
+"""
+
+RETURN = r"""
+dest:
+  description: The limits file that was edited.
+  returned: always
+  type: str
+  sample: /etc/security/limits.d/90-rdma-fabric-memlock.conf
+entries:
+  description: The C(memlock) lines of the domain in O(dest) after the run (what check mode would leave).
+  returned: always
+  type: list
+  elements: str
+  sample: ["@rdma\tsoft\tmemlock\tunlimited", "@rdma\thard\tmemlock\tunlimited"]
+effective:
+  description:
+    - The C(memlock) limits in force for a login of the domain after the run (see the notes for the rules),
+      in KiB or V(unlimited); C(null) for a limit no entry sets (it is then inherited) or when it cannot be computed.
+  returned: always
+  type: dict
+  contains:
+    soft:
+      description: Soft limit in KiB, V(unlimited), or null.
+      type: raw
+      sample: unlimited
+    hard:
+      description: Hard limit in KiB, V(unlimited), or null.
+      type: raw
+      sample: unlimited
+    soft_from:
+      description: The C(file:line) that set the soft limit.
+      type: str
+      sample: /etc/security/limits.d/90-rdma-fabric-memlock.conf:1
+    hard_from:
+      description: The C(file:line) that set the hard limit.
+      type: str
+      sample: /etc/security/limits.d/90-rdma-fabric-memlock.conf:2
+    stopped_by:
+      description: The C(file:line) of a C(<domain> -) line that turns pam_limits off for this login, else null.
+      type: str
+      sample: null
+  sample: {"soft": "unlimited", "hard": "unlimited", "soft_from": "/etc/security/limits.d/90-rdma-fabric-memlock.conf:1",
+           "hard_from": "/etc/security/limits.d/90-rdma-fabric-memlock.conf:2", "stopped_by": null}
+systemd:
+  description: The systemd drop-in, when O(systemd=true).
+  returned: when O(systemd=true)
+  type: dict
+  contains:
+    dest:
+      description: Path of the drop-in.
+      type: str
+      sample: /etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf
+    changed:
+      description: Whether the drop-in changed (or would change in check mode).
+      type: bool
+      sample: true
+    default_limit_memlock:
+      description: The C(DefaultLimitMEMLOCK) value written, or null when the drop-in is removed.
+      type: str
+      sample: infinity
+    reexecuted:
+      description: Whether C(systemctl daemon-reexec) ran.
+      type: bool
+      sample: true
+backup_file:
+  description: The backup of O(dest), when O(backup=true) and it changed.
+  returned: when a backup was made
+  type: str
+  sample: /etc/security/limits.d/90-rdma-fabric-memlock.conf.12345.2025-01-01@00:00:00~
+"""
+
+import grp
+import os
+import pwd
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _limits, _runner
+
+
+def _resolve_user(name):
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    gids = os.getgrouplist(name, entry.pw_gid)
+    names = []
+    for gid in gids:
+        try:
+            names.append(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            continue
+    return entry.pw_uid, entry.pw_gid, names, gids
+
+
+def _resolve_group(name):
+    try:
+        return grp.getgrnam(name).gr_gid
+    except KeyError:
+        return None
+
+
+def _effective(domain, dest, dest_text):
+    """Limits in force for a login of domain, with dest's planned text in place of what is on disk."""
+    login = _limits.login_for_domain(domain, _resolve_user, _resolve_group)
+    if login is None:
+        return {"soft": None, "hard": None, "soft_from": None, "hard_from": None, "stopped_by": None}
+    names = set(_list_dir(_limits.LIMITS_DIR))
+    dest = os.path.abspath(dest)
+    if os.path.dirname(dest) == os.path.abspath(_limits.LIMITS_DIR):
+        names.add(os.path.basename(dest))
+    files = []
+    for name in _limits.limits_files_order(_limits.LIMITS_CONF, _limits.LIMITS_DIR, names):
+        if os.path.abspath(name) == dest:
+            text = dest_text
+        else:
+            try:
+                text = _limits.read_text(name)
+            except OSError:
+                text = None
+        if text is not None:
+            files.append((name, text))
+    return _limits.effective(files, login)
+
+
+def _list_dir(directory):
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
+
+
+def _read_by_pam(dest):
+    dest = os.path.abspath(dest)
+    if dest == os.path.abspath(_limits.LIMITS_CONF):
+        return True
+    name = os.path.basename(dest)
+    return os.path.dirname(dest) == os.path.abspath(_limits.LIMITS_DIR) and name.endswith(".conf") and not name.startswith(".")
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            domain=dict(type="str", required=True),
+            limit_type=dict(type="str", default="both", choices=["soft", "hard", "both"]),
+            value=dict(type="str"),
+            state=dict(type="str", default="present", choices=["present", "absent"]),
+            dest=dict(type="path", default=_limits.DEFAULT_DEST),
+            systemd=dict(type="bool", default=False),
+            backup=dict(type="bool", default=False),
+        ),
+        required_if=[("state", "present", ["value"])],
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        domain = _limits.validate_domain(params["domain"])
+        kinds = _limits.kinds_for(params["limit_type"])
+        value = _limits.validate_value(params["value"]) if params["state"] == "present" else None
+        dest = params["dest"]
+        if not dest or dest.endswith("/") or os.path.isdir(dest):
+            raise ValueError(f"dest: {dest!r} is not a file path")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(dest))):
+            raise ValueError(f"dest: the directory of {dest!r} does not exist")
+    except ValueError as err:
+        module.fail_json(msg=str(err), changed=False)
+
+    if domain.startswith("%"):
+        module.warn(f"domain {domain!r}: pam_limits applies '%' domains to maxlogins only, so this memlock entry has no effect")
+    if not _read_by_pam(dest):
+        module.warn(f"dest {dest!r} is not read by pam_limits (it reads {_limits.LIMITS_CONF} and {_limits.LIMITS_DIR}/*.conf)")
+
+    if params["state"] == "present":
+        def transform(text):
+            return _limits.apply_present(text or "", domain, kinds, value)
+    else:
+        def transform(text):
+            return None if text is None else _limits.apply_absent(text, domain, kinds)
+
+    dropin = _limits.SYSTEMD_DROPIN
+    dropin_transform = None
+    if params["systemd"]:
+        if params["state"] == "present":
+            def dropin_transform(text):
+                current = _limits.parse_systemd_limit(text or "")
+                target = _limits.systemd_target(current, kinds, value)
+                return _limits.render_systemd_dropin(target["soft"], target["hard"])
+        else:
+            def dropin_transform(text):
+                return None
+
+    def backup(filename):
+        return module.backup_local(filename) if params["backup"] else None
+
+    def mover(src, dst):
+        module.atomic_move(src, dst)
+
+    # Plan everything (reads only), so that a bad combination fails before any write.
+    try:
+        plan = _limits.locked_update(dest, transform, check_mode=True, remove_when_empty=True)
+        dropin_plan = None
+        if params["systemd"]:
+            dropin_dir = os.path.dirname(dropin)
+            if os.path.isdir(dropin_dir):
+                dropin_plan = _limits.locked_update(dropin, dropin_transform, check_mode=True)
+            else:
+                dropin_plan = _limits.UpdateResult(None, dropin_transform(None), False)
+    except ValueError as err:
+        module.fail_json(msg=str(err), changed=False)
+    except OSError as err:
+        module.fail_json(msg=f"reading {err.filename or dest}: {err.strerror}", changed=False)
+
+    result = plan
+    dropin_result = dropin_plan
+    reexecuted = False
+    if not module.check_mode:
+        try:
+            if dropin_plan is not None and dropin_plan.changed:
+                os.makedirs(os.path.dirname(dropin), mode=0o755, exist_ok=True)
+                dropin_result = _limits.locked_update(dropin, dropin_transform, mover=mover, backup=backup)
+            result = _limits.locked_update(dest, transform, mover=mover, backup=backup, remove_when_empty=True)
+        except OSError as err:
+            module.fail_json(msg=f"writing {err.filename or dest}: {err.strerror}", changed=bool(dropin_result and dropin_result.written))
+        if dropin_result is not None and dropin_result.written:
+            systemctl = module.get_bin_path("systemctl", required=True)
+            rc, out, err = _runner.run(module, [systemctl, "daemon-reexec"])
+            if rc != 0:
+                module.fail_json(msg=f"systemctl daemon-reexec failed (rc {rc}): {_runner.first_line(err or out)}", changed=True)
+            reexecuted = True
+
+    after_text = result.after or ""
+    effective = _effective(domain, dest, result.after)
+    if params["state"] == "present":
+        for kind in kinds:
+            wanted = _limits.value_kib(value)
+            if effective[kind] is not None and effective[kind] != wanted:
+                where = effective[f"{kind}_from"] or "the hard limit"
+                module.warn(f"{domain} {kind} memlock in force is {effective[kind]}, not {wanted}: set by {where}")
+
+    changed = result.changed or bool(dropin_result and dropin_result.changed)
+    diff = {"before_header": dest, "after_header": dest, "before": result.before or "", "after": after_text}
+    output = dict(
+        changed=changed,
+        dest=dest,
+        entries=_limits.managed_lines(after_text, domain),
+        effective=effective,
+    )
+    if result.backup:
+        output["backup_file"] = result.backup
+    if params["systemd"]:
+        limit = _limits.parse_systemd_limit(dropin_result.after or "")
+        if limit:
+            soft = _limits.kib_to_systemd(limit["soft"])
+            hard = _limits.kib_to_systemd(limit["hard"])
+            shown = soft if soft == hard else f"{soft}:{hard}"
+        else:
+            shown = None
+        output["systemd"] = dict(dest=dropin, changed=dropin_result.changed, default_limit_memlock=shown, reexecuted=reexecuted)
+        diff = [diff, {"before_header": dropin, "after_header": dropin, "before": dropin_result.before or "", "after": dropin_result.after or ""}]
+    module.exit_json(diff=diff, **output)
+
+
+if __name__ == "__main__":
+    main()

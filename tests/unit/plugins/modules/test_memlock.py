@@ -1,0 +1,261 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.common import warnings
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _limits
+from ansible_collections.rdma.fabric.plugins.modules import memlock
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A fake /etc: limits.conf, limits.d/, system.conf.d/; exit/fail captured; run_command recorded."""
+    etc = tmp_path / "etc"
+    limits_d = etc / "security" / "limits.d"
+    limits_d.mkdir(parents=True)
+    conf = etc / "security" / "limits.conf"
+    conf.write_text("# /etc/security/limits.conf\n*\tsoft\tmemlock\t64\n*\thard\tmemlock\t64\n")
+    monkeypatch.setattr(_limits, "LIMITS_CONF", str(conf))
+    monkeypatch.setattr(_limits, "LIMITS_DIR", str(limits_d))
+    monkeypatch.setattr(_limits, "DEFAULT_DEST", str(limits_d / "90-rdma-fabric-memlock.conf"))
+    dropin = etc / "systemd" / "system.conf.d" / "90-rdma-fabric-memlock.conf"
+    monkeypatch.setattr(_limits, "SYSTEMD_DROPIN", str(dropin))
+    monkeypatch.setattr(memlock, "_resolve_group", lambda name: 107 if name == "rdma" else None)
+    monkeypatch.setattr(memlock, "_resolve_user", lambda name: (1000, 1000, ["alice", "rdma"], [1000, 107]) if name == "alice" else None)
+
+    calls = []
+    monkeypatch.setattr(warnings, "_global_warnings", {})
+
+    def exit_json(self, **kwargs):
+        kwargs.setdefault("changed", False)
+        kwargs["warnings"] = list(warnings.get_warning_messages())
+        raise ExitJson(kwargs)
+
+    def fail_json(self, **kwargs):
+        kwargs["failed"] = True
+        kwargs["warnings"] = list(warnings.get_warning_messages())
+        raise FailJson(kwargs)
+
+    def run_command(self, argv, **kwargs):
+        calls.append(argv)
+        return env.rc, env.out, env.err
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        return f"/usr/bin/{name}"
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+
+    class Env:
+        pass
+
+    env = Env()
+    env.dest = limits_d / "90-rdma-fabric-memlock.conf"
+    env.conf = conf
+    env.dropin = dropin
+    env.calls = calls
+    env.rc, env.out, env.err = 0, "", ""
+    return env
+
+
+def run(args, check_mode=False, diff=False):
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    if diff:
+        args["_ansible_diff"] = True
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as caught:
+            memlock.main()
+    return caught.value.args[0]
+
+
+def test_present_creates_dropin_and_reports_effective(env):
+    result = run({"domain": "@rdma", "value": "unlimited"})
+    assert result["changed"] is True
+    assert env.dest.read_text() == "@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"
+    assert os.stat(env.dest).st_mode & 0o777 == 0o644
+    assert result["entries"] == ["@rdma\tsoft\tmemlock\tunlimited", "@rdma\thard\tmemlock\tunlimited"]
+    assert result["effective"]["soft"] == "unlimited" and result["effective"]["hard"] == "unlimited"
+    assert result["effective"]["soft_from"] == f"{env.dest}:1"
+    assert result["diff"] == {"before_header": str(env.dest), "after_header": str(env.dest), "before": "",
+                              "after": "@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"}
+    assert env.calls == []
+    assert "systemd" not in result
+
+
+def test_second_run_is_unchanged_and_does_not_touch_the_file(env):
+    run({"domain": "@rdma", "value": "unlimited"})
+    os.utime(env.dest, (1000000000, 1000000000))
+    before = os.stat(env.dest)
+    result = run({"domain": "@rdma", "value": "unlimited"})
+    after = os.stat(env.dest)
+    assert result["changed"] is False
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert result["diff"]["before"] == result["diff"]["after"]
+
+
+def test_keeps_foreign_bytes_and_edits_in_place(env):
+    original = b"# local\r\n@rdma\tsoft\tmemlock\t1024 # old\r\nbob hard nofile 4096\r\n\xff\xfe raw"
+    env.dest.write_bytes(original)
+    result = run({"domain": "@rdma", "value": "unlimited"})
+    assert result["changed"] is True
+    assert env.dest.read_bytes() == (b"# local\r\n@rdma\tsoft\tmemlock\tunlimited # old\r\nbob hard nofile 4096\r\n\xff\xfe raw"
+                                     b"\n@rdma\thard\tmemlock\tunlimited")
+    result = run({"domain": "@rdma", "state": "absent"})
+    assert result["changed"] is True
+    assert env.dest.read_bytes() == b"# local\r\nbob hard nofile 4096\r\n\xff\xfe raw"
+
+
+def test_check_mode_writes_nothing(env):
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True}, check_mode=True)
+    assert result["changed"] is True
+    assert not env.dest.exists()
+    assert not env.dropin.parent.exists()
+    assert env.calls == []
+    assert result["systemd"] == {"dest": str(env.dropin), "changed": True, "default_limit_memlock": "infinity", "reexecuted": False}
+    assert result["effective"]["soft"] == "unlimited"
+    assert result["diff"][0]["after"].startswith("@rdma\tsoft")
+    assert "DefaultLimitMEMLOCK=infinity" in result["diff"][1]["after"]
+
+
+def test_systemd_dropin_and_reexec_only_when_changed(env):
+    result = run({"domain": "@rdma", "value": "1048576", "systemd": True})
+    assert result["changed"] is True
+    assert env.dropin.read_text().splitlines()[1:] == ["[Manager]", "DefaultLimitMEMLOCK=1073741824"]
+    assert env.calls == [["/usr/bin/systemctl", "daemon-reexec"]]
+    assert result["systemd"]["reexecuted"] is True
+    assert result["systemd"]["default_limit_memlock"] == "1073741824"
+    env.calls.clear()
+    result = run({"domain": "@rdma", "value": "1048576", "systemd": True})
+    assert result["changed"] is False
+    assert env.calls == []
+    assert result["systemd"]["reexecuted"] is False
+
+
+def test_systemd_soft_only_keeps_the_hard_half(env):
+    env.dropin.parent.mkdir(parents=True)
+    env.dropin.write_text("[Manager]\nDefaultLimitMEMLOCK=infinity\n")
+    result = run({"domain": "@rdma", "value": "64", "limit_type": "soft", "systemd": True})
+    assert result["systemd"]["default_limit_memlock"] == "65536:infinity"
+    assert "DefaultLimitMEMLOCK=65536:infinity\n" in env.dropin.read_text()
+
+
+def test_systemd_soft_above_hard_fails_before_writing(env):
+    env.dropin.parent.mkdir(parents=True)
+    env.dropin.write_text("[Manager]\nDefaultLimitMEMLOCK=65536\n")
+    result = run({"domain": "@rdma", "value": "unlimited", "limit_type": "soft", "systemd": True})
+    assert result["failed"] is True and result["changed"] is False
+    assert result["msg"] == "systemd: soft limit unlimited is above hard limit 64; DefaultLimitMEMLOCK needs soft <= hard"
+    assert not env.dest.exists()
+    assert env.calls == []
+
+
+def test_systemd_absent_removes_dropin(env):
+    run({"domain": "@rdma", "value": "unlimited", "systemd": True})
+    env.calls.clear()
+    result = run({"domain": "@rdma", "state": "absent", "systemd": True})
+    assert result["changed"] is True
+    assert not env.dropin.exists()
+    assert not env.dest.exists()
+    assert env.calls == [["/usr/bin/systemctl", "daemon-reexec"]]
+    assert result["systemd"]["default_limit_memlock"] is None
+
+
+def test_reexec_failure_is_reported(env):
+    env.rc, env.err = 1, "Failed to reexecute: Access denied\n"
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True})
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == "systemctl daemon-reexec failed (rc 1): Failed to reexecute: Access denied"
+
+
+def test_backup(env):
+    env.dest.write_text("# old\n")
+    result = run({"domain": "@rdma", "value": "unlimited", "backup": True})
+    assert os.path.exists(result["backup_file"])
+    with open(result["backup_file"]) as handle:
+        assert handle.read() == "# old\n"
+
+
+def test_absent_on_missing_file_is_unchanged(env):
+    result = run({"domain": "@rdma", "state": "absent"})
+    assert result["changed"] is False
+    assert not env.dest.exists()
+
+
+def test_effective_for_user_and_warning_when_overridden(env):
+    env.conf.write_text("alice hard memlock 128\n")
+    result = run({"domain": "alice", "value": "unlimited"})
+    # the user's entry in limits.conf is as specific, but limits.d is read later: ours wins
+    assert result["effective"]["hard"] == "unlimited"
+    (env.dest.parent / "99-late.conf").write_text("alice hard memlock 256\n")
+    result = run({"domain": "alice", "value": "unlimited"})
+    assert result["changed"] is False
+    assert result["effective"]["hard"] == 256
+    assert result["effective"]["soft"] == 256
+    assert any("alice hard memlock in force is 256" in w for w in result.get("warnings", []))
+
+
+def test_percent_domain_warns(env):
+    result = run({"domain": "%rdma", "value": "unlimited"})
+    assert result["changed"] is True
+    assert any("maxlogins only" in w for w in result["warnings"])
+    assert result["effective"]["soft"] is None
+
+
+def test_dest_outside_pam_warns(env, tmp_path):
+    other = tmp_path / "elsewhere.conf"
+    result = run({"domain": "@rdma", "value": "5", "dest": str(other)})
+    assert result["changed"] is True
+    assert any("is not read by pam_limits" in w for w in result["warnings"])
+    assert result["effective"]["soft"] == 64  # the '*' entry of limits.conf
+
+
+@pytest.mark.parametrize("args, msg", [
+    ({"domain": "@rdma x", "value": "1"}, "domain: invalid limits domain '@rdma x'"),
+    ({"domain": "@rdma\n* soft memlock 0", "value": "1"}, "domain: invalid limits domain '@rdma\\n* soft memlock 0'"),
+    ({"domain": "a#b", "value": "1"}, "domain: invalid limits domain 'a#b'"),
+    ({"domain": "@rdma", "value": "12M"}, "value: '12M' is not a limit"),
+    ({"domain": "@rdma", "value": "-5"}, "value: '-5' is not a limit"),
+    ({"domain": "@rdma", "value": "1\n@x soft memlock 0"}, "value: '1\\n@x soft memlock 0' is not a limit"),
+    ({"domain": "@rdma"}, "state is present but all of the following are missing: value"),
+    ({"domain": "@rdma", "value": "1", "limit_type": "all"}, "value of limit_type must be one of: soft, hard, both"),
+])
+def test_bad_input_fails_before_touching_anything(env, args, msg):
+    result = run(args)
+    assert result["failed"] is True
+    assert result.get("changed", False) is False
+    assert msg in result["msg"]
+    assert "\n" not in result["msg"].replace("\\n", "")
+    assert not env.dest.exists()
+    assert env.calls == []
+
+
+def test_dest_directory_missing(env, tmp_path):
+    result = run({"domain": "@rdma", "value": "1", "dest": str(tmp_path / "nope" / "x.conf")})
+    assert result["failed"] is True
+    assert result["msg"] == f"dest: the directory of {str(tmp_path / 'nope' / 'x.conf')!r} does not exist"
+
+
+def test_dest_is_a_directory(env, tmp_path):
+    result = run({"domain": "@rdma", "value": "1", "dest": str(tmp_path)})
+    assert result["failed"] is True
+    assert result["msg"] == f"dest: {str(tmp_path)!r} is not a file path"
