@@ -1,0 +1,443 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.modules import roce_mode
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+class RdmaCm:
+    """rdma_cm's configfs as the 6.1 kernel behaves (see kernel-facts.md, lab-facts.md).
+
+    Values belong to the device and survive rmdir of the group; mkdir for a device
+    rdma_cm does not know fails with ENODEV; a GID type the port does not support
+    and any other mode text fail with EINVAL; a ToS above 255 with ERANGE.
+    """
+
+    def __init__(self, devices):
+        self.devices = devices  # name -> {port: set of supported GID types}
+        self.values = {(dev, port): {"mode": "RoCE v2" if "RoCE v2" in types else "IB/RoCE v1", "tos": 0}
+                       for dev, ports in devices.items() for port, types in ports.items()}
+        self.writes = []
+        self.mkdirs = []
+        self.rmdirs = []
+        self.fail_read_back = False
+
+    def create_group(self, group):
+        device = os.path.basename(group)
+        if device not in self.devices:
+            raise OSError(errno.ENODEV, "No such device")
+        os.mkdir(group)
+        self.mkdirs.append(device)
+        for port in self.devices[device]:
+            self._sync(device, port)
+
+    def remove_group(self, group):
+        shutil.rmtree(group)
+        self.rmdirs.append(os.path.basename(group))
+
+    def _sync(self, device, port):
+        group = _roce.group_path(device)
+        if os.path.isdir(group):
+            base = os.path.join(group, "ports", str(port))
+            os.makedirs(base, exist_ok=True)
+            for attr, name in _roce.ATTR_FILES.items():
+                with open(os.path.join(base, name), "w", encoding="utf-8") as handle:
+                    handle.write(f"{self.values[(device, port)][attr]}\n")
+
+    def write_attr(self, filename, value):
+        parts = filename.split(os.sep)
+        device, port, name = parts[-4], int(parts[-2]), parts[-1]
+        self.writes.append((device, port, name, value))
+        try:
+            if name == "default_roce_mode":
+                text = value[:-1] if value.endswith("\n") else value
+                if text not in ("IB/RoCE v1", "RoCE v2") or text not in self.devices[device][port]:
+                    raise OSError(errno.EINVAL, "Invalid argument")
+                self.values[(device, port)]["mode"] = text
+            else:
+                number = int(value, 0)
+                if number > 255:
+                    raise OSError(errno.ERANGE, "Numerical result out of range")
+                self.values[(device, port)]["tos"] = number
+        except OSError as err:
+            raise _sysfs.AttrWriteError(filename, value, err) from None
+        self._sync(device, port)
+        if self.fail_read_back:
+            return "garbage"
+        return _sysfs.read_attr(filename)
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """A recorded rxe0 (RoCE v2 only) and siw0 (IB/RoCE v1 only) with configfs mounted and rdma_cm loaded."""
+    root = tmp_path / "sys"
+    for dev, types in (("rxe0", ["RoCE v2", "RoCE v2", None]), ("siw0", ["IB/RoCE v1"])):
+        for index, gid_type in enumerate(types):
+            target = root / "class" / "infiniband" / dev / "ports" / "1" / "gid_attrs" / "types" / str(index)
+            if gid_type is None:
+                target.mkdir(parents=True)  # unreadable, as empty slots answer EINVAL
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(gid_type + "\n")
+    (root / "kernel" / "config" / "rdma_cm").mkdir(parents=True)
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"sysfs /sys sysfs rw 0 0\nconfigfs {root}/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0\n")
+    etc = tmp_path / "etc"
+    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
+    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
+    monkeypatch.setattr(_roce, "PERSIST_DIR", str(etc / "rdma-fabric" / "roce"))
+    monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "90-rdma-fabric-roce.rules"))
+    monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
+
+    cm = RdmaCm({"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}, "ghost0": {1: {"RoCE v2"}}})
+    monkeypatch.setattr(_roce, "create_group", cm.create_group)
+    monkeypatch.setattr(_roce, "remove_group", cm.remove_group)
+    monkeypatch.setattr(_sysfs, "write_attr", cm.write_attr)
+
+    cm.commands = []
+    cm.rc = {}
+
+    def run_command(self, args, **kwargs):
+        cm.commands.append(args)
+        assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
+        name = os.path.basename(args[0])
+        rc, err = cm.rc.get(name, (0, ""))
+        if rc == 0 and name == "mount":
+            mounts.write_text(mounts.read_text() + f"configfs {args[-1]} configfs rw 0 0\n")
+        if rc == 0 and name == "modprobe" and not getattr(cm, "modprobe_noop", False):
+            (root / "kernel" / "config" / "rdma_cm").mkdir(exist_ok=True)
+        return rc, "", err
+
+    def exit_json(self, **kwargs):
+        kwargs.setdefault("changed", False)
+        raise ExitJson(kwargs)
+
+    def fail_json(self, **kwargs):
+        kwargs["failed"] = True
+        raise FailJson(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: f"/usr/sbin/{name}")
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    cm.root = root
+    cm.etc = etc
+    return cm
+
+
+def run(args, check=False):
+    args = dict(args, _ansible_check_mode=check, _ansible_diff=True)
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as exc:
+            roce_mode.main()
+    return exc.value.args[0]
+
+
+def groups(lab):
+    return sorted(os.listdir(lab.root / "kernel" / "config" / "rdma_cm"))
+
+
+def persist_text(device="rxe0"):
+    path = _roce.persist_path(device)
+    return open(path, encoding="utf-8").read() if os.path.exists(path) else None
+
+
+# --- changed / unchanged --------------------------------------------------------------
+def test_sets_mode_and_tos_then_idempotent(lab):
+    result = run({"device": "rxe0", "mode": "v2", "tos": 106})
+    assert result["changed"] is True
+    assert (result["mode"], result["tos"], result["dscp"], result["ecn"]) == ("v2", 106, 26, 2)
+    assert lab.values[("rxe0", 1)] == {"mode": "RoCE v2", "tos": 106}
+    # only the ToS differed: the mode is not written
+    assert lab.writes == [("rxe0", 1, "default_roce_tos", "106")]
+    assert result["diff"] == {
+        "before": {"mode": "v2", "tos": 0, "persisted": {}},
+        "after": {"mode": "v2", "tos": 106, "persisted": {"mode": "v2", "tos": 106}},
+    }
+    # the group the module created is gone again; the value stays
+    assert lab.mkdirs == ["rxe0"] and lab.rmdirs == ["rxe0"] and groups(lab) == []
+    assert "w {}/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos - - - - 106\n".format(lab.root) in persist_text()
+    assert os.path.exists(_roce.UDEV_RULE) and os.path.exists(_roce.UNIT_FILE)
+    assert oct(os.stat(_roce.persist_path("rxe0")).st_mode & 0o777) == "0o644"
+    assert ["/usr/sbin/udevadm", "control", "--reload"] in lab.commands
+    assert ["/usr/sbin/systemctl", "daemon-reload"] in lab.commands
+    assert result["persisted"] == {"mode": "v2", "tos": 106}
+    assert result["actions"] == []
+
+    lab.writes.clear()
+    lab.commands.clear()
+    again = run({"device": "rxe0", "mode": "v2", "tos": 106})
+    assert again["changed"] is False
+    assert lab.writes == [] and lab.commands == []
+    assert again["diff"]["before"] == again["diff"]["after"]
+    assert groups(lab) == []
+
+
+def test_dscp_is_written_as_tos(lab):
+    result = run({"device": "rxe0", "dscp": 26, "persistent": False})
+    assert result["changed"] is True
+    assert result["tos"] == 104
+    assert lab.writes == [("rxe0", 1, "default_roce_tos", "104")]
+    assert persist_text() is None and not os.path.exists(_roce.UDEV_RULE)
+
+
+def test_mode_v1_on_siw(lab):
+    lab.values[("siw0", 1)]["tos"] = 5
+    result = run({"device": "siw0", "mode": "v1", "tos": 5, "persistent": False})
+    assert result["changed"] is False
+    assert result["mode"] == "v1"
+
+
+def test_existing_group_is_kept(lab):
+    os.mkdir(_roce.group_path("rxe0"))
+    lab._sync("rxe0", 1)
+    result = run({"device": "rxe0", "tos": 72, "persistent": False})
+    assert result["changed"] is True
+    assert groups(lab) == ["rxe0"] and lab.rmdirs == []
+
+
+def test_query_only(lab):
+    result = run({"device": "rxe0", "persistent": False})
+    assert result["changed"] is False
+    assert (result["mode"], result["tos"]) == ("v2", 0)
+    assert lab.writes == [] and groups(lab) == []
+
+
+# --- check mode ------------------------------------------------------------------------
+def test_check_mode_writes_nothing_and_removes_its_group(lab):
+    result = run({"device": "rxe0", "mode": "v2", "tos": 106}, check=True)
+    assert result["changed"] is True
+    assert (result["mode"], result["tos"]) == ("v2", 106)
+    assert result["diff"]["before"] == {"mode": "v2", "tos": 0, "persisted": {}}
+    assert result["diff"]["after"] == {"mode": "v2", "tos": 106, "persisted": {"mode": "v2", "tos": 106}}
+    assert lab.writes == []
+    assert lab.values[("rxe0", 1)]["tos"] == 0
+    assert lab.mkdirs == ["rxe0"] and lab.rmdirs == ["rxe0"] and groups(lab) == []
+    assert persist_text() is None and not os.path.exists(_roce.UDEV_RULE) and not os.path.exists(_roce.UNIT_FILE)
+    assert lab.commands == []
+
+
+def test_check_mode_keeps_an_existing_group(lab):
+    os.mkdir(_roce.group_path("rxe0"))
+    lab._sync("rxe0", 1)
+    result = run({"device": "rxe0", "tos": 106, "persistent": False}, check=True)
+    assert result["changed"] is True
+    assert groups(lab) == ["rxe0"] and lab.rmdirs == [] and lab.writes == []
+
+
+def test_check_mode_unchanged(lab):
+    lab.values[("rxe0", 1)]["tos"] = 106
+    result = run({"device": "rxe0", "tos": 106, "persistent": False}, check=True)
+    assert result["changed"] is False
+
+
+def test_check_mode_without_configfs_mounts_nothing(lab):
+    _roce_mounts = open(_roce.PROC_MOUNTS, encoding="utf-8").read()
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("sysfs /sys sysfs rw 0 0\n")
+    result = run({"device": "rxe0", "tos": 106, "persistent": False}, check=True)
+    assert result["changed"] is True
+    assert result["actions"] == [f"mounted configfs at {lab.root}/kernel/config"]
+    assert result["diff"]["before"]["tos"] is None and result["tos"] == 106
+    assert lab.commands == [] and lab.mkdirs == []
+    assert "configfs" in _roce_mounts
+
+
+# --- configfs and rdma_cm ----------------------------------------------------------------
+def test_mounts_configfs_when_missing(lab):
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("sysfs /sys sysfs rw 0 0\n")
+    result = run({"device": "rxe0", "persistent": False})
+    assert lab.commands == [["/usr/sbin/mount", "-t", "configfs", "configfs", f"{lab.root}/kernel/config"]]
+    assert result["changed"] is True
+    assert result["actions"] == [f"mounted configfs at {lab.root}/kernel/config"]
+    lab.commands.clear()
+    assert run({"device": "rxe0", "persistent": False})["changed"] is False
+    assert lab.commands == []
+
+
+def test_mount_failure(lab):
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("")
+    lab.rc["mount"] = (32, "mount: /sys/kernel/config: permission denied.\n")
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["failed"] is True
+    assert result["msg"] == f"mounting configfs at {lab.root}/kernel/config failed (rc=32): mount: /sys/kernel/config: permission denied."
+    assert lab.writes == []
+
+
+def test_loads_rdma_cm_when_missing(lab):
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    result = run({"device": "rxe0", "tos": 106, "persistent": False})
+    assert lab.commands == [["/usr/sbin/modprobe", "rdma_cm"]]
+    assert result["changed"] is True and result["actions"] == ["loaded rdma_cm"]
+    assert lab.values[("rxe0", 1)]["tos"] == 106
+
+
+def test_check_mode_does_not_load_rdma_cm(lab):
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    result = run({"device": "rxe0", "tos": 106, "persistent": False}, check=True)
+    assert lab.commands == [] and result["changed"] is True and result["mode"] is None
+
+
+def test_modprobe_failure(lab):
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    lab.rc["modprobe"] = (1, "modprobe: FATAL: Module rdma_cm not found in directory /lib/modules/6.1.0\n")
+    result = run({"device": "rxe0", "tos": 106})
+    assert result["msg"] == "modprobe rdma_cm failed (rc=1): modprobe: FATAL: Module rdma_cm not found in directory /lib/modules/6.1.0"
+
+
+def test_rdma_cm_without_configfs_support(lab):
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    lab.modprobe_noop = True
+    result = run({"device": "rxe0", "tos": 106})
+    assert "lacks CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS" in result["msg"]
+
+
+# --- errors -----------------------------------------------------------------------------------
+def test_v1_on_rxe_lists_the_gid_types(lab):
+    result = run({"device": "rxe0", "mode": "v1"})
+    assert result["failed"] is True
+    assert result["msg"] == (
+        "mode: port 1 of rxe0 does not support 'IB/RoCE v1' (the kernel answered EINVAL); GID types on the port: RoCE v2"
+    )
+    assert lab.values[("rxe0", 1)]["mode"] == "RoCE v2"
+    assert groups(lab) == []  # removed even on failure
+    assert persist_text() is None
+
+
+def test_v2_on_siw_lists_the_gid_types(lab):
+    result = run({"device": "siw0", "mode": "v2"})
+    assert result["msg"].endswith("GID types on the port: IB/RoCE v1")
+
+
+def test_unknown_device(lab):
+    result = run({"device": "nosuch0", "tos": 1})
+    assert result["msg"] == f"device: no RDMA device 'nosuch0' in {lab.root}/class/infiniband (found: rxe0, siw0)"
+    assert lab.commands == [] and lab.mkdirs == []
+
+
+def test_device_rdma_cm_does_not_know(lab):
+    (lab.root / "class" / "infiniband" / "other0" / "ports" / "1").mkdir(parents=True)
+    result = run({"device": "other0", "tos": 1})
+    assert result["msg"] == f"device: rdma_cm has no device 'other0' (mkdir {lab.root}/kernel/config/rdma_cm/other0: No such device)"
+
+
+def test_unknown_port(lab):
+    result = run({"device": "rxe0", "port": 2, "tos": 1})
+    assert result["msg"] == "port: rxe0 has no port 2 (ports: 1)"
+
+
+def test_write_error_on_tos(lab, monkeypatch):
+    def refuse(filename, value):
+        raise _sysfs.AttrWriteError(filename, value, OSError(errno.ERANGE, "Numerical result out of range"))
+
+    monkeypatch.setattr(_sysfs, "write_attr", refuse)
+    result = run({"device": "rxe0", "tos": 255})
+    assert result["msg"].startswith("tos: writing '255' to ")
+    assert result["msg"].endswith("failed: Numerical result out of range (ERANGE)")
+
+
+def test_read_back_mismatch(lab):
+    lab.fail_read_back = True
+    result = run({"device": "rxe0", "tos": 7})
+    assert result["msg"].startswith("tos: wrote '7' to ") and result["msg"].endswith("but it reads back 'garbage'")
+
+
+def test_unexpected_mode_text(lab):
+    lab.values[("rxe0", 1)]["mode"] = "RoCE v3"
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == "default_roce_mode: unexpected value 'RoCE v3'; expected 'IB/RoCE v1' or 'RoCE v2'"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"device": "../rxe0", "tos": 1}, "device: invalid RDMA device name '../rxe0'"),
+        ({"device": "-rxe0", "tos": 1}, "device: invalid RDMA device name '-rxe0'"),
+        ({"device": "rxe0\n", "tos": 1}, "device: invalid RDMA device name 'rxe0\\n'"),
+        ({"device": "rxe 0", "tos": 1}, "device: invalid RDMA device name 'rxe 0'"),
+        ({"device": "rxe0", "port": 0}, "port: 0 is out of range; allowed: 1-255"),
+        ({"device": "rxe0", "tos": 300}, "tos: 300 is out of range; allowed: 0-255"),
+        ({"device": "rxe0", "tos": -1}, "tos: -1 is out of range; allowed: 0-255"),
+        ({"device": "rxe0", "dscp": 64}, "dscp: 64 is out of range; allowed: 0-63"),
+        ({"device": "rxe0", "tos": 1, "dscp": 1}, "parameters are mutually exclusive: tos|dscp"),
+        ({"device": "rxe0", "mode": "v3"}, "value of mode must be one of: v1, v2, got: v3"),
+        ({"device": "rxé0", "tos": 1}, "persistent: device name 'rxé0' cannot be used in a systemd unit name"),
+    ],
+)
+def test_bad_input_touches_nothing(lab, args, message):
+    result = run(args)
+    assert result["failed"] is True
+    assert message in result["msg"]
+    assert "\n" not in result["msg"]
+    assert lab.commands == [] and lab.mkdirs == [] and lab.writes == []
+
+
+# --- persistence -------------------------------------------------------------------------------
+def test_persistent_merges_and_keeps_other_ports(lab):
+    run({"device": "rxe0", "tos": 106})
+    result = run({"device": "rxe0", "mode": "v2"})
+    assert result["changed"] is True  # only the persistence file changed
+    assert lab.writes == [("rxe0", 1, "default_roce_tos", "106")]
+    assert result["persisted"] == {"mode": "v2", "tos": 106}
+    assert _roce.parse_persist(persist_text(), "rxe0", str(lab.root / "kernel" / "config")) == {1: {"mode": "RoCE v2", "tos": 106}}
+
+
+def test_persistent_false_removes_the_port(lab):
+    run({"device": "rxe0", "tos": 106})
+    lab.commands.clear()
+    result = run({"device": "rxe0", "tos": 106, "persistent": False})
+    assert result["changed"] is True
+    assert result["diff"]["before"]["persisted"] == {"tos": 106}
+    assert result["diff"]["after"]["persisted"] == {}
+    assert persist_text() is None
+    assert os.path.exists(_roce.UNIT_FILE)  # shared files stay
+    assert lab.commands == []
+    assert run({"device": "rxe0", "tos": 106, "persistent": False})["changed"] is False
+
+
+def test_persistent_false_check_mode_keeps_the_file(lab):
+    run({"device": "rxe0", "tos": 106})
+    before = persist_text()
+    result = run({"device": "rxe0", "persistent": False}, check=True)
+    assert result["changed"] is True
+    assert persist_text() == before
+
+
+def test_static_files_repaired(lab):
+    run({"device": "rxe0", "tos": 106})
+    with open(_roce.UNIT_FILE, "w", encoding="utf-8") as handle:
+        handle.write("tampered\n")
+    lab.commands.clear()
+    result = run({"device": "rxe0", "tos": 106})
+    assert result["changed"] is True
+    assert lab.commands == [["/usr/sbin/systemctl", "daemon-reload"]]
+    assert open(_roce.UNIT_FILE, encoding="utf-8").read() == _roce.render_unit("/usr/sbin/modprobe", "/usr/sbin/systemd-tmpfiles")
+
+
+def test_daemon_reload_failure(lab):
+    lab.rc["systemctl"] = (1, "System has not been booted with systemd as init system (PID 1). Can't operate.\n")
+    result = run({"device": "rxe0", "tos": 106})
+    assert result["msg"] == (
+        "systemctl daemon-reload failed (rc=1): System has not been booted with systemd as init system (PID 1). Can't operate."
+    )
