@@ -391,8 +391,10 @@ def login_for_domain(domain: str, resolve_user=None, resolve_group=None):
         return Login(groups=[name], gids=[] if gid is None else [gid])
     if domain == "*":
         return Login()
-    found = resolve_user(domain) if resolve_user else None
-    if found is None:
+    if resolve_user is None:
+        return Login(user=domain)
+    found = resolve_user(domain)
+    if not found:
         return Login(user=domain)
     uid, gid, groups, gids = found
     return Login(user=domain, uid=uid, gid=gid, groups=groups, gids=gids)

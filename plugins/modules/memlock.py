@@ -27,7 +27,7 @@ description:
   - Returns the limit in force for a login of the domain, computed from C(/etc/security/limits.conf)
     and C(/etc/security/limits.d/*.conf) with pam_limits' own rules (see RV(effective)).
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 options:
   domain:
     description:

@@ -1,0 +1,410 @@
+#!/usr/bin/python
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: ipoib_connection
+short_description: Manage IPoIB connection profiles (and P_Key children) in NetworkManager
+version_added: 0.1.0
+description:
+  - Creates, changes, deletes, activates and deactivates NetworkManager profiles of type C(infiniband) through C(nmcli).
+  - Reads the profile with C(nmcli -t), compares it property by property with the options given, and
+    changes only the properties that differ, in one C(nmcli connection modify). Options that are not given
+    are left as the profile has them.
+  - P_Key child interfaces are profiles with O(parent) and O(pkey). P_Keys are normalised with the
+    full-membership bit, so V(0x0002), V(2), V(0x8002) and V(32770) are one partition, written as
+    C(0x8002), and NetworkManager names the interface C(<parent>.8002).
+  - Every option is validated before anything is changed, including the MTU against the transport mode
+    (NetworkManager itself silently stores 70000 as 65520).
+  - Profiles are addressed by UUID once found by name, so names containing C(:) or C(\) work.
+author:
+  - rdma.fabric contributors (@rdma-fabric)
+options:
+  name:
+    description:
+      - The connection profile's name (C(connection.id)).
+      - 1-255 characters, no newline or other control characters, not starting with C(-) or white space.
+      - When several profiles share the name, the module refuses to change them (V(absent) deletes them all).
+    type: str
+    required: true
+    version_added: 0.1.0
+  ifname:
+    description:
+      - The interface the profile binds to (C(connection.interface-name)), for example V(ib0).
+      - For a P_Key child it must be C(<parent>.<pkey>) (for example V(ib0.8002)) or be left out;
+        NetworkManager refuses any other name.
+    type: str
+    version_added: 0.1.0
+  parent:
+    description:
+      - The parent interface of a P_Key child (C(infiniband.parent)), an interface name such as V(ib0).
+      - Requires O(pkey).
+    type: str
+    version_added: 0.1.0
+  pkey:
+    description:
+      - The partition key of a child interface (C(infiniband.p-key)), as hex (V(0x8002)) or decimal (V(32770)).
+      - V(0x0000) and V(0x8000) and values above V(0xffff) are refused. The full-membership bit V(0x8000) is
+        always set, as the kernel does.
+      - Requires O(parent).
+    type: str
+    version_added: 0.1.0
+  transport_mode:
+    description:
+      - IPoIB transport mode (C(infiniband.transport-mode)).
+      - A new profile without it gets V(datagram), NetworkManager's default.
+      - ConnectX-4 and later (Enhanced IPoIB) support datagram only.
+    type: str
+    choices: [datagram, connected]
+    version_added: 0.1.0
+  mtu:
+    description:
+      - The MTU (C(infiniband.mtu)); V(0) means automatic.
+      - At most V(4092) in datagram mode and V(65520) in connected mode, checked against O(transport_mode),
+        or the profile's mode when O(transport_mode) is not given.
+    type: int
+    version_added: 0.1.0
+  ipv4:
+    description:
+      - IPv4 settings. Only the keys given are managed.
+    type: dict
+    version_added: 0.1.0
+    suboptions:
+      method:
+        description:
+          - C(ipv4.method). V(manual) needs O(ipv4.addresses). V(disabled) and V(link-local) clear addresses,
+            gateway and DNS servers that are not given.
+        type: str
+        choices: [auto, manual, link-local, shared, disabled]
+        version_added: 0.1.0
+      addresses:
+        description:
+          - Addresses with prefix length (CIDR), for example V(192.0.2.10/24); a bare address means V(/32).
+          - The order is kept; the first is the primary address. An empty list removes them all.
+        type: list
+        elements: str
+        version_added: 0.1.0
+      gateway:
+        description: The default gateway; needs an address. An empty string removes it.
+        type: str
+        version_added: 0.1.0
+      dns:
+        description: DNS servers, in order. An empty list removes them all.
+        type: list
+        elements: str
+        version_added: 0.1.0
+  ipv6:
+    description:
+      - IPv6 settings. Only the keys given are managed.
+    type: dict
+    version_added: 0.1.0
+    suboptions:
+      method:
+        description:
+          - C(ipv6.method). V(manual) needs O(ipv6.addresses). V(disabled) and V(ignore) clear addresses,
+            gateway and DNS servers that are not given.
+        type: str
+        choices: [auto, dhcp, manual, link-local, ignore, shared, disabled]
+        version_added: 0.1.0
+      addresses:
+        description:
+          - Addresses with prefix length, for example V(2001:db8::10/64); a bare address means V(/128).
+        type: list
+        elements: str
+        version_added: 0.1.0
+      gateway:
+        description: The default gateway; needs an address. An empty string removes it.
+        type: str
+        version_added: 0.1.0
+      dns:
+        description: DNS servers, in order. An empty list removes them all.
+        type: list
+        elements: str
+        version_added: 0.1.0
+  autoconnect:
+    description: Whether NetworkManager activates the profile by itself (C(connection.autoconnect)).
+    type: bool
+    version_added: 0.1.0
+  state:
+    description:
+      - V(present) makes the profile exist with the options given.
+      - V(absent) deletes every profile with this name (P_Key children included).
+      - V(up) is V(present) and then activates the profile when it is not active. Without a matching
+        InfiniBand device the activation fails with NetworkManager's message and the profile stays saved.
+      - V(down) is V(present) and then deactivates the profile when it is active.
+    type: str
+    choices: [present, absent, up, down]
+    default: present
+    version_added: 0.1.0
+extends_documentation_fragment:
+  - rdma.fabric.attributes
+  - rdma.fabric.attributes.actiongroup
+  - rdma.fabric.attributes.platform
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: linux
+requirements:
+  - NetworkManager with C(nmcli), running.
+notes:
+  - NetworkManager must be running; the module says so when C(nmcli) answers that it is not (rc 8), and
+    when C(nmcli) is not installed.
+seealso:
+  - name: nm-settings-nmcli(5)
+    description: The infiniband, ipv4 and ipv6 properties.
+    link: https://networkmanager.dev/docs/api/latest/nm-settings-nmcli.html
+"""
+
+EXAMPLES = r"""
+- name: IPoIB on ib0 in connected mode with the largest MTU
+  rdma.fabric.ipoib_connection:
+    name: ib0
+    ifname: ib0
+    transport_mode: connected
+    mtu: 65520
+    ipv4:
+      method: manual
+      addresses: [192.0.2.10/24]
+
+- name: A P_Key child of ib0 (interface ib0.8002)
+  rdma.fabric.ipoib_connection:
+    name: ib0.8002
+    parent: ib0
+    pkey: "0x0002"
+    ipv4:
+      method: manual
+      addresses: [198.51.100.10/24]
+    state: up
+
+- name: Remove the child profile
+  rdma.fabric.ipoib_connection:
+    name: ib0.8002
+    state: absent
+"""
+
+RETURN = r"""
+connection:
+  description:
+    - The profile after the run (in check mode, what it would be); empty after V(absent).
+  returned: always
+  type: dict
+  contains:
+    name:
+      description: The profile name.
+      type: str
+      sample: ib0.8002
+    uuid:
+      description: The profile UUID; null in check mode for a profile that would be created.
+      type: str
+      sample: 4b2336f8-ef9a-46f8-a658-49eb1cdecdd1
+    device:
+      description: The interface the profile binds to (the child name for a P_Key child), or null for any.
+      type: str
+      sample: ib0.8002
+    active:
+      description: Whether the profile is active.
+      type: bool
+      sample: false
+    properties:
+      description: The managed NetworkManager properties, normalised (P_Key as C(0x8002), MTU C(0) for auto).
+      type: dict
+      sample: {"infiniband.transport-mode": "datagram", "infiniband.mtu": "4092", "infiniband.p-key": "0x8002"}
+changes:
+  description: The properties that differ, with their values before and after.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"property": "infiniband.mtu", "before": "65520", "after": "4092"}]
+commands:
+  description: The nmcli commands that changed something (or would, in check mode), as argv lists.
+  returned: always
+  type: list
+  elements: list
+  sample: [["/usr/bin/nmcli", "connection", "modify", "uuid", "4b2336f8-ef9a-46f8-a658-49eb1cdecdd1", "infiniband.mtu", "4092"]]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _nmcli, _runner
+
+IP_OPTIONS = dict(
+    method=dict(type="str"),
+    addresses=dict(type="list", elements="str"),
+    gateway=dict(type="str"),
+    dns=dict(type="list", elements="str"),
+)
+
+
+class Nmcli:
+    """The nmcli calls this module makes; each failure becomes fail_json with one line."""
+
+    def __init__(self, module, binary):
+        self.module = module
+        self.binary = binary
+        self.commands = []
+
+    def _run(self, argv, step, changed=False):
+        rc, out, err = _runner.run(self.module, argv)
+        if rc != 0:
+            self.module.fail_json(msg=_nmcli.error_message(step, rc, out, err), changed=changed, commands=self.commands)
+        return out
+
+    def profiles(self):
+        out = self._run(_nmcli.list_argv(self.binary), "listing connections")
+        try:
+            return _nmcli.parse_list(out)
+        except ValueError as err:
+            self.module.fail_json(msg=str(err), changed=False)
+
+    def read(self, uuid):
+        out = self._run(_nmcli.show_argv(self.binary, uuid, _ipoib.READ_PROPERTIES), f"reading connection {uuid}")
+        try:
+            return _nmcli.parse_detail(out)
+        except ValueError as err:
+            self.module.fail_json(msg=str(err), changed=False)
+
+    def change(self, argv, step, changed_before=False):
+        """Run a command that changes something (recorded in commands; skipped in check mode)."""
+        self.commands.append(argv)
+        if self.module.check_mode:
+            return ""
+        return self._run(argv, step, changed=changed_before)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type="str", required=True),
+            ifname=dict(type="str"),
+            parent=dict(type="str"),
+            pkey=dict(type="str", no_log=False),
+            transport_mode=dict(type="str", choices=["datagram", "connected"]),
+            mtu=dict(type="int"),
+            ipv4=dict(type="dict", options=dict(IP_OPTIONS, method=dict(type="str", choices=list(_ipoib.IP_METHODS[4])))),
+            ipv6=dict(type="dict", options=dict(IP_OPTIONS, method=dict(type="str", choices=list(_ipoib.IP_METHODS[6])))),
+            autoconnect=dict(type="bool"),
+            state=dict(type="str", default="present", choices=["present", "absent", "up", "down"]),
+        ),
+        required_together=[("parent", "pkey")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    name = params["name"]
+    try:
+        _ipoib.connection_name(name)
+        desired = _ipoib.desired_properties(params) if params["state"] != "absent" else {}
+    except ValueError as err:
+        module.fail_json(msg=str(err), changed=False)
+
+    binary = module.get_bin_path("nmcli")
+    if not binary:
+        module.fail_json(msg="nmcli not found: install NetworkManager (network-manager on Debian/Ubuntu, NetworkManager on RHEL/Fedora)",
+                         changed=False)
+    nmcli = Nmcli(module, binary)
+
+    matches = _nmcli.find_by_name(nmcli.profiles(), name)
+    if params["state"] == "absent":
+        absent(module, nmcli, name, matches)
+    if len(matches) > 1:
+        uuids = ", ".join(row["UUID"] for row in matches)
+        module.fail_json(msg=f"name: {len(matches)} profiles are named {name!r} ({uuids}); delete the duplicates or use state=absent",
+                         changed=False)
+    if matches and matches[0]["TYPE"] != "infiniband":
+        module.fail_json(msg=f"name: profile {name!r} exists with type {matches[0]['TYPE']}, not infiniband; refusing to change it",
+                         changed=False)
+
+    row = matches[0] if matches else None
+    current = _ipoib.current_properties(nmcli.read(row["UUID"])) if row else None
+    try:
+        writes = _ipoib.reconcile(current, desired)
+    except ValueError as err:
+        module.fail_json(msg=str(err), changed=False)
+
+    uuid = row["UUID"] if row else None
+    changed = False
+    if row is None:
+        argv = _nmcli.add_argv(binary, "infiniband", name, _ipoib.ordered(writes))
+        out = nmcli.change(argv, f"creating connection {name!r}")
+        changed = True
+        if not module.check_mode:
+            uuid = _nmcli.added_uuid(out) or _uuid_by_name(nmcli, name)
+    elif writes:
+        nmcli.change(_nmcli.modify_argv(binary, uuid, _ipoib.ordered(writes)), f"modifying connection {name!r}")
+        changed = True
+
+    active = bool(row) and row.get("STATE") in ("activated", "activating")
+    if params["state"] == "up" and not active:
+        step = f"activating connection {name!r} (the profile is saved)"
+        if uuid is not None:
+            nmcli.change(_nmcli.up_argv(binary, uuid), step, changed_before=changed)
+        else:
+            nmcli.commands.append(_nmcli.up_argv(binary, "<new>"))
+        changed = active = True
+    elif params["state"] == "down" and active:
+        nmcli.change(_nmcli.down_argv(binary, uuid), f"deactivating connection {name!r}", changed_before=changed)
+        changed = True
+        active = False
+
+    before = {prop: current.get(prop) for prop in desired} if current is not None else {}
+    if current is not None:
+        before.update({prop: current.get(prop) for prop in writes})
+    merged = dict(current or {})
+    merged.update(writes)
+    after = {prop: merged.get(prop) for prop in before} if current is not None else dict(writes)
+    if module.check_mode or uuid is None:
+        properties = merged
+    else:
+        properties = _ipoib.current_properties(nmcli.read(uuid))
+    changes = [{"property": prop, "before": (current or {}).get(prop), "after": value} for prop, value in _ipoib.ordered(writes)]
+    module.exit_json(
+        changed=changed,
+        diff={"before": _shown(before, current is not None), "after": _shown(after, True)},
+        changes=changes,
+        commands=nmcli.commands,
+        connection=dict(name=name, uuid=uuid, device=_ipoib.device_name(properties), active=active, properties=properties),
+    )
+
+
+def _shown(properties, exists):
+    """Diff text: one 'property: value' line per managed property; empty when the profile does not exist."""
+    if not exists:
+        return ""
+    return "".join(f"{prop}: {value}\n" for prop, value in _ipoib.ordered(properties))
+
+
+def _uuid_by_name(nmcli, name):
+    matches = _nmcli.find_by_name(nmcli.profiles(), name)
+    return matches[0]["UUID"] if matches else None
+
+
+def absent(module, nmcli, name, matches):
+    """Delete every infiniband profile named name; refuse when one of another type has the name."""
+    for row in matches:
+        if row["TYPE"] != "infiniband":
+            module.fail_json(msg=f"name: profile {name!r} ({row['UUID']}) has type {row['TYPE']}, not infiniband; refusing to delete it",
+                             changed=False)
+    before_text = ""
+    for row in matches:
+        props = _ipoib.current_properties(nmcli.read(row["UUID"]))
+        before_text += f"# {name} ({row['UUID']})\n" + _shown(props, True)
+    for row in matches:
+        done = bool(nmcli.commands)
+        nmcli.change(_nmcli.delete_argv(nmcli.binary, row["UUID"]), f"deleting connection {name!r} ({row['UUID']})", changed_before=done)
+    module.exit_json(
+        changed=bool(matches),
+        diff={"before": before_text, "after": ""},
+        changes=[],
+        commands=nmcli.commands,
+        connection={},
+    )
+
+
+if __name__ == "__main__":
+    main()
