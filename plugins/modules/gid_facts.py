@@ -1,0 +1,230 @@
+#!/usr/bin/python
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gid_facts
+short_description: RDMA devices, ports, GID tables and the RoCE v2 GID index per IPv4 address, from sysfs
+version_added: 0.1.0
+description:
+  - Reads C(/sys/class/infiniband) and returns the RDMA devices with their ports, one row per populated GID,
+    and a ready lookup of the RoCE v2 GID index per IPv4 address and per netdev (what C(ibv_rc_pingpong -g),
+    C(ib_write_bw -x) and C(NCCL_IB_GID_INDEX) need).
+  - Reads sysfs only and starts no process. Empty GID slots (all zeros) are skipped before their C(gid_attrs)
+    are read; unreadable C(gid_attrs) (EINVAL on IB and iWARP ports) are reported as null, not as errors.
+  - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw).
+author:
+  - rdma.fabric contributors
+options:
+  device:
+    description:
+      - Only these RDMA devices. Devices that do not exist are skipped with a warning.
+      - Default is every device.
+    type: list
+    elements: str
+    version_added: 0.1.0
+  port:
+    description:
+      - Only this port number of each device. Default is every port.
+    type: int
+    version_added: 0.1.0
+extends_documentation_fragment:
+  - rdma.fabric.attributes
+  - rdma.fabric.attributes.actiongroup
+  - rdma.fabric.attributes.facts
+  - rdma.fabric.attributes.platform
+attributes:
+  check_mode:
+    support: full
+    details: The module changes nothing, so it runs the same in check mode.
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: linux
+notes:
+  - "The port's netdev comes from the GIDs' C(gid_attrs/ndevs) (RoCE), else from C(device/net/*) with a matching
+    C(dev_port) (hardware), else, for siw whose sysfs names no netdev, from the netdev whose MAC the node GUID was
+    derived from, when exactly one lower-level netdev has that MAC."
+  - The GID rows' C(netdev) is exactly the kernel's C(gid_attrs/ndevs) entry, so it is null on IB and iWARP ports.
+seealso:
+  - module: rdma.fabric.rdma_link
+"""
+
+EXAMPLES = r"""
+- name: Read the GID tables
+  rdma.fabric.gid_facts:
+
+- name: Ping-pong over RoCE v2 with the GID index of the data address
+  ansible.builtin.command:
+    argv: [ibv_rc_pingpong, -d, "{{ entry.device }}", -g, "{{ entry.index }}", "{{ peer_ip }}"]
+  vars:
+    entry: "{{ ansible_facts.rdma_roce_v2_gid_index.by_ipv4[data_ip] }}"
+  changed_when: false
+
+- name: Only rxe0, port 1
+  rdma.fabric.gid_facts:
+    device: [rxe0]
+    port: 1
+
+- name: The NCCL GID index of eth1
+  ansible.builtin.debug:
+    msg: "NCCL_IB_GID_INDEX={{ ansible_facts.rdma_roce_v2_gid_index.by_netdev.eth1.index }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: The facts.
+  returned: always
+  type: dict
+  contains:
+    rdma_devices:
+      description: Per RDMA device name.
+      returned: always
+      type: dict
+      sample:
+        rxe0:
+          node_guid: 5054:00ff:fe77:0001
+          sys_image_guid: 5054:00ff:fe77:0001
+          fw_ver: ""
+          node_type: CA
+          driver: rxe
+          ports:
+            "1":
+              state: ACTIVE
+              phys_state: LinkUp
+              link_layer: Ethernet
+              rate: 2.5 Gb/sec (1X SDR)
+              lid: 0
+              sm_lid: 0
+              netdev: eth1
+              gid_count: 3
+      contains:
+        node_guid:
+          description: The node GUID as sysfs prints it.
+          type: str
+        sys_image_guid:
+          description: The system image GUID.
+          type: str
+        fw_ver:
+          description: The firmware version; empty for soft devices.
+          type: str
+        node_type:
+          description: The node type name (V(CA), V(RNIC), V(switch), V(router)).
+          type: str
+        driver:
+          description: V(rxe) or V(siw) for soft devices, else the kernel driver bound to the parent device
+            (for example V(mlx5_core)), else null.
+          type: str
+        ports:
+          description: Per port number (as a string key, like the sysfs directory).
+          type: dict
+          contains:
+            state:
+              description: The port state name (V(ACTIVE), V(DOWN), ...).
+              type: str
+            phys_state:
+              description: The physical state name (V(LinkUp), V(Disabled), ...).
+              type: str
+            link_layer:
+              description: V(InfiniBand) or V(Ethernet).
+              type: str
+            rate:
+              description: The rate as sysfs prints it.
+              type: str
+            lid:
+              description: The LID (0 on Ethernet ports).
+              type: int
+            sm_lid:
+              description: The subnet manager's LID.
+              type: int
+            netdev:
+              description: The port's netdev, null when none is known (InfiniBand without IPoIB).
+              type: str
+            gid_count:
+              description: The number of populated GIDs.
+              type: int
+    rdma_gids:
+      description: One row per populated GID, ordered by device, port and index.
+      returned: always
+      type: list
+      elements: dict
+      sample:
+        - {device: rxe0, port: 1, index: 0, gid: "fe80:0000:0000:0000:5054:00ff:fe77:0001", type: RoCE v2, netdev: eth1}
+        - {device: rxe0, port: 1, index: 1, gid: "0000:0000:0000:0000:0000:ffff:a9fe:4d01", type: RoCE v2, netdev: eth1,
+           ipv4: 169.254.77.1}
+      contains:
+        device:
+          description: The RDMA device.
+          type: str
+        port:
+          description: The port number.
+          type: int
+        index:
+          description: The GID index (what C(-g)/C(-x) options take).
+          type: int
+        gid:
+          description: The GID in the kernel's sysfs form.
+          type: str
+        type:
+          description: V(RoCE v2) or V(IB/RoCE v1); null when unreadable.
+          type: str
+        netdev:
+          description: The GID's netdev (C(gid_attrs/ndevs)); null on IB and iWARP ports.
+          type: str
+        ipv4:
+          description: The IPv4 address of an IPv4-mapped GID; the key is absent for other GIDs.
+          type: str
+          returned: for IPv4-mapped GIDs
+    rdma_roce_v2_gid_index:
+      description:
+        - The RoCE v2 GID index per IPv4 address (C(by_ipv4)) and per netdev (C(by_netdev)).
+        - Each entry has C(device), C(port), C(index), C(netdev) and C(ipv4). When several GIDs qualify for one key,
+          the first in device, port, index order wins, so C(by_netdev) holds the lowest RoCE v2 IPv4 index of the netdev.
+      returned: always
+      type: dict
+      sample:
+        by_ipv4:
+          169.254.77.1: {device: rxe0, port: 1, index: 1, netdev: eth1, ipv4: 169.254.77.1}
+        by_netdev:
+          eth1: {device: rxe0, port: 1, index: 1, netdev: eth1, ipv4: 169.254.77.1}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _validate
+
+
+def validate(params: dict) -> None:
+    """Raise ValueError naming the first bad option."""
+    for index, name in enumerate(params["device"] or []):
+        _validate.rdma_device_name(name, f"device[{index}]")
+    if params["port"] is not None:
+        _validate.port_number(params["port"], "port")
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            device=dict(type="list", elements="str"),
+            port=dict(type="int"),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        validate(module.params)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), changed=False)
+
+    facts = _gid.collect(module.params["device"], module.params["port"])
+    for name in facts.pop("missing"):
+        module.warn(f"device: no RDMA device named {name} in /sys/class/infiniband")
+    module.exit_json(changed=False, ansible_facts=facts)
+
+
+if __name__ == "__main__":
+    main()

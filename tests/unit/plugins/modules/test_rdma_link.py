@@ -1,0 +1,453 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _rdma_tool, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.modules import rdma_link
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+
+RDMA = "/usr/bin/rdma"
+RELEASE = "6.1.0-56-amd64"
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+class FakeKernel:
+    """rdma(8) and the kernel behind it, as the lab VM answers (lab-facts.md), over a sysfs tree."""
+
+    def __init__(self, root):
+        self.root = root
+        self.links = []
+        self.calls = []
+        self.siw_available = True
+        self.show_reply = None
+        self.add_reply = None
+        self.delete_reply = None
+
+    # -- state helpers --
+    def add(self, name, link_type, netdev):
+        if link_type == "rxe":
+            trees.add_rxe(self.root, name=name, netdev=netdev, slots=4)
+        else:
+            trees.add_siw(self.root, name=name)
+        index = int(open(os.path.join(self.root, "class/net", netdev, "ifindex"), encoding="utf-8").read())
+        self.links.append({"ifindex": len(self.links), "ifname": name, "port": 1, "state": "ACTIVE",
+                           "physical_state": "LINK_UP", "netdev": netdev, "netdev_index": index})
+
+    def delete(self, name):
+        self.links = [entry for entry in self.links if entry["ifname"] != name]
+        os.unlink(os.path.join(self.root, "class/infiniband", name))
+        shutil.rmtree(os.path.join(self.root, "devices/virtual/infiniband", name))
+
+    def type_of(self, name):
+        return "rxe" if os.path.exists(os.path.join(self.root, "class/infiniband", name, "parent")) else "siw"
+
+    # -- AnsibleModule.run_command --
+    def run_command(self, module, args, **kwargs):
+        assert isinstance(args, list), "argv lists only"
+        assert kwargs.get("environ_update") == _runner.C_LOCALE
+        assert kwargs.get("check_rc") is False
+        self.calls.append(list(args))
+        assert args[0] == RDMA
+        if args[1:] == ["-j", "link", "show"]:
+            return self.show_reply or (0, json.dumps(self.links) + "\n", "")
+        if args[1:3] == ["link", "add"]:
+            if self.add_reply:
+                return self.add_reply
+            _name, link_type, netdev = args[3], args[5], args[7]
+            if link_type == "siw" and not self.siw_available:
+                return 255, "", "error: Invalid argument\n"
+            if not os.path.exists(os.path.join(self.root, "class/net", netdev)):
+                return 255, "", "error: No such device\n"
+            for entry in self.links:
+                if entry["ifname"] == _name or (entry["netdev"] == netdev and self.type_of(entry["ifname"]) == link_type):
+                    return 255, "", "error: File exists\n"
+            self.add(_name, link_type, netdev)
+            return 0, "", ""
+        if args[1:3] == ["link", "delete"]:
+            if self.delete_reply:
+                return self.delete_reply
+            if not any(entry["ifname"] == args[3] for entry in self.links):
+                return 1, "", f"Wrong device name - {args[3]}\n"
+            self.delete(args[3])
+            return 0, "", ""
+        raise AssertionError(f"unexpected command {args}")
+
+    def writes(self):
+        return [call for call in self.calls if call[1:3] in (["link", "add"], ["link", "delete"])]
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    root = tmp_path / "sys"
+    root.mkdir()
+    for name, mac, index in (("lo", "00:00:00:00:00:00", 1), ("eth0", "52:54:00:00:00:01", 2),
+                             ("eth1", trees.ETH1_MAC, 3), ("dummy0", "f6:0a:65:dc:65:bb", 4)):
+        trees.add_netdev(root, name, mac, index)
+    rules = tmp_path / "rules.d"
+    rules.mkdir()
+    modules = tmp_path / "lib" / "modules" / RELEASE
+    modules.mkdir(parents=True)
+    (modules / "modules.alias").write_text("alias rdma-link-rxe rdma_rxe\nalias rdma-link-siw siw\n")
+    kernel = FakeKernel(str(root))
+    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
+    monkeypatch.setattr(_persist, "UDEV_RULES_DIR", str(rules))
+    monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
+    monkeypatch.setattr(rdma_link.platform, "release", lambda: RELEASE)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: kernel.run_command(self, args, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: RDMA)
+
+    def exit_json(self, **kwargs):
+        raise ExitJson(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise FailJson(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    kernel.modules_dir = modules
+    kernel.rules = rules
+    return kernel
+
+
+def run(args, check_mode=False):
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as caught:
+            rdma_link.main()
+    return caught.type is ExitJson, caught.value.args[0]
+
+
+def rule_file(env, name="rxe0"):
+    return env.rules / f"90-rdma-fabric-{name}.rules"
+
+
+RXE0 = {"name": "rxe0", "type": "rxe", "netdev": "eth1"}
+RULE = _persist.render_rule(RDMA, "rxe0", "rxe", "eth1")
+
+
+# --- changed, unchanged, check mode, diff --------------------------------------------
+
+def test_create_then_unchanged(env):
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True
+    assert env.writes() == [[RDMA, "link", "add", "rxe0", "type", "rxe", "netdev", "eth1"]]
+    assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
+    assert result["link"] == {"name": "rxe0", "type": "rxe", "netdev": "eth1", "port": 1, "state": "ACTIVE",
+                              "physical_state": "LINK_UP", "netdev_index": 3}
+    assert result["persistence"] == {"path": str(rule_file(env)), "present": True}
+    assert rule_file(env).read_text() == RULE
+    assert stat.S_IMODE(rule_file(env).stat().st_mode) == 0o644
+    assert [p.name for p in env.rules.iterdir()] == ["90-rdma-fabric-rxe0.rules"]  # no temporary file left
+    assert result["diff"]["before"] == {"link": {}, "persistence": {"path": str(rule_file(env)), "content": None}}
+    assert result["diff"]["after"] == {"link": RXE0, "persistence": {"path": str(rule_file(env)), "content": RULE}}
+
+    env.calls.clear()
+    ok, again = run(RXE0)
+    assert ok and again["changed"] is False
+    assert env.writes() == []
+    assert again["commands"] == []
+    assert again["diff"]["before"] == again["diff"]["after"]
+    assert again["link"]["state"] == "ACTIVE"
+
+
+def test_check_mode_create_writes_nothing(env):
+    ok, result = run(RXE0, check_mode=True)
+    assert ok and result["changed"] is True
+    assert env.writes() == []
+    assert env.links == []
+    assert not rule_file(env).exists()
+    assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
+    assert result["link"] == {"name": "rxe0", "type": "rxe", "netdev": "eth1", "port": None, "state": None,
+                              "physical_state": None, "netdev_index": None}
+    assert result["diff"]["after"]["persistence"]["content"] == RULE
+
+
+def test_check_mode_delete_leaves_link_and_rule(env):
+    run(RXE0)
+    env.calls.clear()
+    ok, result = run({"name": "rxe0", "state": "absent"}, check_mode=True)
+    assert ok and result["changed"] is True
+    assert result["commands"] == ["/usr/bin/rdma link delete rxe0"]
+    assert env.writes() == []
+    assert [entry["ifname"] for entry in env.links] == ["rxe0"]
+    assert rule_file(env).read_text() == RULE
+    assert result["diff"]["before"]["link"] == RXE0
+    assert result["diff"]["after"] == {"link": {}, "persistence": {"path": str(rule_file(env)), "content": None}}
+    assert result["link"] == {}
+
+
+def test_check_mode_unchanged_reports_the_link(env):
+    run(RXE0)
+    ok, result = run(RXE0, check_mode=True)
+    assert ok and result["changed"] is False
+    assert result["link"]["state"] == "ACTIVE" and result["link"]["type"] == "rxe"
+
+
+def test_absent_removes_link_and_rule_then_unchanged(env):
+    run(RXE0)
+    env.calls.clear()
+    ok, result = run({"name": "rxe0", "state": "absent"})
+    assert ok and result["changed"] is True
+    assert env.writes() == [[RDMA, "link", "delete", "rxe0"]]
+    assert env.links == [] and not rule_file(env).exists()
+    assert result["link"] == {} and result["persistence"]["present"] is False
+    ok, again = run({"name": "rxe0", "state": "absent"})
+    assert ok and again["changed"] is False
+
+
+def test_absent_removes_a_leftover_rule(env):
+    rule_file(env).write_text(RULE)
+    ok, result = run({"name": "rxe0", "state": "absent"})
+    assert ok and result["changed"] is True and result["commands"] == []
+    assert not rule_file(env).exists()
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"netdev": "lo"}, [[RDMA, "link", "delete", "rxe0"], [RDMA, "link", "add", "rxe0", "type", "rxe", "netdev", "lo"]]),
+    ({"type": "siw"}, [[RDMA, "link", "delete", "rxe0"], [RDMA, "link", "add", "rxe0", "type", "siw", "netdev", "eth1"]]),
+])
+def test_replace_on_netdev_or_type_change(env, change, expected):
+    run(RXE0)
+    env.calls.clear()
+    wanted = dict(RXE0, **change)
+    ok, result = run(wanted)
+    assert ok and result["changed"] is True
+    assert env.writes() == expected
+    assert result["link"]["netdev"] == wanted["netdev"] and result["link"]["type"] == wanted["type"]
+    assert rule_file(env).read_text() == _persist.render_rule(RDMA, "rxe0", wanted["type"], wanted["netdev"])
+    assert result["diff"]["before"]["link"] == RXE0 and result["diff"]["after"]["link"] == wanted
+    ok, again = run(wanted)
+    assert ok and again["changed"] is False
+
+
+def test_persistent_false_keeps_link_and_removes_rule(env):
+    run(RXE0)
+    env.calls.clear()
+    ok, result = run(dict(RXE0, persistent=False))
+    assert ok and result["changed"] is True and env.writes() == []
+    assert not rule_file(env).exists() and result["persistence"]["present"] is False
+    assert [entry["ifname"] for entry in env.links] == ["rxe0"]
+    ok, again = run(dict(RXE0, persistent=False))
+    assert ok and again["changed"] is False
+
+
+def test_rule_rewritten_when_it_differs(env):
+    env.add("rxe0", "rxe", "eth1")
+    rule_file(env).write_text("# edited by hand\n")
+    os.chmod(rule_file(env), 0o600)
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True and env.writes() == []
+    assert rule_file(env).read_text() == RULE
+    assert stat.S_IMODE(rule_file(env).stat().st_mode) == 0o644
+    assert result["diff"]["before"]["persistence"]["content"] == "# edited by hand\n"
+
+
+def test_siw_on_eth1_next_to_rxe(env):
+    env.add("rxe0", "rxe", "eth1")
+    ok, result = run({"name": "siw0", "type": "siw", "netdev": "eth1"})
+    assert ok and result["changed"] is True
+    assert result["link"]["type"] == "siw"
+    assert sorted(entry["ifname"] for entry in env.links) == ["rxe0", "siw0"]
+
+
+# --- errors: validated before anything runs ------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    ({"name": "../x", "type": "rxe", "netdev": "eth1"}, r"^name: invalid RDMA device name '\.\./x'; allowed: "),
+    ({"name": "-x", "type": "rxe", "netdev": "eth1"}, r"^name: invalid RDMA device name '-x'"),
+    ({"name": "rxe 0", "type": "rxe", "netdev": "eth1"}, r"^name: invalid RDMA device name 'rxe 0'"),
+    ({"name": "rxe0\n", "type": "rxe", "netdev": "eth1"}, r"^name: invalid RDMA device name 'rxe0\\n'"),
+    ({"name": "rxe%d", "type": "rxe", "netdev": "eth1"}, r"^name: invalid RDMA device name 'rxe%d'"),
+    ({"name": "rxe0", "type": "rxe", "netdev": "-eth1"}, r"^netdev: invalid interface name '-eth1'"),
+    ({"name": "rxe0", "type": "rxe", "netdev": "../eth1"}, r"^netdev: invalid interface name '\.\./eth1'"),
+    ({"name": "rxe0", "type": "rxe", "netdev": "eth 1"}, r"^netdev: invalid interface name 'eth 1'"),
+    ({"name": "rxe0", "type": "rxe", "netdev": "a-very-long-netdev"}, r"^netdev: invalid interface name"),
+    ({"name": "rxe0", "type": "rxe", "netdev": "eth*"}, r"^netdev: 'eth\*' cannot be written into a udev rule"),
+    ({"name": "rxe0", "type": "roce", "netdev": "eth1"}, r"value of type must be one of: rxe, siw, got: roce"),
+    ({"name": "rxe0", "netdev": "eth1"}, r"state is present but all of the following are missing: type"),
+    ({"name": "rxe0", "type": "rxe"}, r"state is present but all of the following are missing: netdev"),
+    ({"name": "rxe0", "state": "gone"}, r"value of state must be one of: present, absent"),
+])
+def test_bad_input_fails_before_any_command(env, args, message):
+    ok, result = run(args)
+    assert not ok
+    assert result.get("changed", False) is False
+    assert "\n" not in result["msg"].rstrip("\n")
+    assert re.search(message, result["msg"]), result["msg"]
+    assert env.calls == []
+    assert list(env.rules.iterdir()) == []
+
+
+def test_unsafe_netdev_is_fine_without_persistence(env):
+    trees.add_netdev(env.root, "eth*", "52:54:00:77:00:09", 9)
+    ok, result = run({"name": "rxe0", "type": "rxe", "netdev": "eth*", "persistent": False})
+    assert ok and result["changed"] is True and result["link"]["netdev"] == "eth*"
+
+
+def test_rdma_missing(env, monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
+    ok, result = run(RXE0)
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "rdma: command not found; install iproute2 with 'rdma link' support (5.x or later)"
+
+
+def test_rules_dir_missing(env):
+    env.rules.rmdir()
+    ok, result = run(RXE0)
+    assert not ok and result["changed"] is False
+    assert result["msg"].startswith(f"persistent: {env.rules} does not exist (is udev installed?)")
+    assert env.calls == []
+
+
+def test_netdev_missing_is_caught_before_adding(env):
+    ok, result = run(dict(RXE0, netdev="eth9"))
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "netdev: eth9 does not exist (no /sys/class/net/eth9)"
+    assert env.writes() == []
+
+
+def test_netdev_missing_is_caught_in_check_mode_too(env):
+    ok, result = run(dict(RXE0, netdev="eth9"), check_mode=True)
+    assert not ok and "netdev: eth9 does not exist" in result["msg"]
+
+
+def test_replace_to_missing_netdev_keeps_the_old_link(env):
+    run(RXE0)
+    env.calls.clear()
+    ok, result = run(dict(RXE0, netdev="eth9"))
+    assert not ok and env.writes() == []
+    assert [entry["netdev"] for entry in env.links] == ["eth1"]
+
+
+def test_conflicting_link_on_netdev_is_named(env):
+    env.add("rxe0", "rxe", "eth1")
+    ok, result = run({"name": "rxe1", "type": "rxe", "netdev": "eth1"})
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "netdev: eth1 already carries rxe device rxe0; delete it or use name=rxe0"
+    assert env.writes() == []
+
+
+def test_eexist_from_the_kernel_names_the_owner(env, monkeypatch):
+    # a link that appears between our read and our add (another run, udev): the kernel answers EEXIST
+    original = env.run_command
+
+    def racing(module, args, **kwargs):
+        if args[1:3] == ["link", "add"] and not any(e["ifname"] == "rxe9" for e in env.links):
+            env.add("rxe9", "rxe", "eth1")
+        return original(module, args, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: racing(self, args, **kw))
+    ok, result = run(RXE0)
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "netdev: eth1 already carries rxe device rxe9; delete it or use name=rxe9"
+    assert not rule_file(env).exists()
+
+
+def test_driver_missing_is_caught_before_adding(env):
+    (env.modules_dir / "modules.alias").write_text("alias rdma-link-rxe rdma_rxe\n")
+    ok, result = run({"name": "siw0", "type": "siw", "netdev": "eth1"})
+    assert not ok and result["changed"] is False
+    assert result["msg"] == (f"type: the running kernel ({RELEASE}) has no siw driver "
+                             "(module siw is neither loaded, built in nor installed)")
+    assert env.writes() == []
+
+
+def test_driver_missing_answered_by_the_kernel(env):
+    (env.modules_dir / "modules.alias").unlink()  # nothing to go by: the module tries
+    env.siw_available = False
+    ok, result = run({"name": "siw0", "type": "siw", "netdev": "eth1"})
+    assert not ok and result["changed"] is False
+    assert result["msg"].startswith("type: the kernel has no siw driver (module siw)")
+
+
+def test_enodev_from_the_kernel(env):
+    env.add_reply = (255, "", "error: No such device\n")
+    ok, result = run(RXE0)
+    assert not ok
+    assert result["msg"] == "netdev: eth1 does not exist (ENODEV from rdma link add rxe0 type rxe netdev eth1)"
+
+
+@pytest.mark.parametrize("reply, message", [
+    ((255, "Unknown parameter 'add'.\n", ""), "this iproute2's rdma tool has no 'rdma link add/delete' (too old)"),
+    ((255, "", "error: Operation not permitted\n"), "netdev: rxe cannot attach to eth1 (EPERM"),
+])
+def test_add_errors_are_one_line_causes(env, reply, message):
+    env.add_reply = reply
+    ok, result = run(RXE0)
+    assert not ok and message in result["msg"] and "\n" not in result["msg"]
+    assert not rule_file(env).exists()
+
+
+def test_old_iproute2_without_rdma_link(env):
+    env.show_reply = (255, "", "Unknown object 'link'.\n")
+    ok, result = run(RXE0)
+    assert not ok and result["changed"] is False
+    assert result["msg"].startswith("rdma -j link show: this iproute2's rdma tool has no 'rdma link' (too old)")
+
+
+def test_garbage_from_link_show(env):
+    env.show_reply = (0, "rxe0 eth1\n", "")
+    ok, result = run(RXE0)
+    assert not ok and result["msg"].startswith("rdma -j link show: output is not JSON")
+
+
+def test_replace_that_fails_after_the_delete_says_so(env):
+    run(RXE0)
+    env.calls.clear()
+    env.add_reply = (255, "", "error: Something new\n")
+    ok, result = run(dict(RXE0, netdev="lo"))
+    assert not ok and result["changed"] is True
+    assert result["msg"] == ("rdma link add rxe0 type rxe netdev lo failed (rc=255): error: Something new "
+                             "(already done: /usr/bin/rdma link delete rxe0)")
+    assert result["commands"] == ["/usr/bin/rdma link delete rxe0"]
+
+
+def test_delete_error(env):
+    env.add("rxe0", "rxe", "eth1")
+    env.delete_reply = (1, "", "Wrong device name - rxe0\n")
+    ok, result = run({"name": "rxe0", "state": "absent"})
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "name: no RDMA link named rxe0 (rdma link delete rxe0: Wrong device name - rxe0)"
+
+
+def test_hardware_device_is_never_touched(env):
+    trees.add_mlx5_ib(env.root)
+    env.links.append({"ifindex": 0, "ifname": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP"})
+    for args in ({"name": "mlx5_0", "state": "absent"}, {"name": "mlx5_0", "type": "rxe", "netdev": "eth1"}):
+        ok, result = run(args)
+        assert not ok and result["changed"] is False
+        assert result["msg"].startswith("name: mlx5_0 is an RDMA device that is not an rxe/siw link")
+    assert env.writes() == []
+
+
+def test_rule_write_failure(env, monkeypatch):
+    env.add("rxe0", "rxe", "eth1")
+
+    def refuse(*_args, **_kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse)
+    ok, result = run(RXE0)
+    assert not ok
+    assert result["msg"] == f"persistent: cannot update {rule_file(env)}: Permission denied"
