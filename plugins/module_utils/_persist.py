@@ -61,4 +61,3 @@ def render_rule(rdma_path: str, name: str, link_type: str, netdev: str) -> str:
         f'ACTION=="add", SUBSYSTEM=="net", NAME=="{netdev}", RUN+="{command}"\n'
         f'ACTION=="add", SUBSYSTEM=="net", NAME=="", KERNEL=="{netdev}", RUN+="{command}"\n'
     )
-

@@ -17,7 +17,7 @@ description:
     are read; unreadable C(gid_attrs) (EINVAL on IB and iWARP ports) are reported as null, not as errors.
   - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw).
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 options:
   device:
     description:

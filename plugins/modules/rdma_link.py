@@ -16,7 +16,7 @@ description:
   - With O(persistent=true) a udev rule brings the link back at boot and whenever the netdev appears again.
   - Every option is validated, and the netdev, the driver and conflicting links are checked, before anything is changed.
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 options:
   name:
     description:

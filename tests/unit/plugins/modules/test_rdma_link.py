@@ -61,7 +61,7 @@ class FakeKernel:
         return "rxe" if os.path.exists(os.path.join(self.root, "class/infiniband", name, "parent")) else "siw"
 
     # -- AnsibleModule.run_command --
-    def run_command(self, module, args, **kwargs):
+    def run_command(self, args, **kwargs):
         assert isinstance(args, list), "argv lists only"
         assert kwargs.get("environ_update") == _runner.C_LOCALE
         assert kwargs.get("check_rc") is False
@@ -112,7 +112,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setattr(_persist, "UDEV_RULES_DIR", str(rules))
     monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
     monkeypatch.setattr(rdma_link.platform, "release", lambda: RELEASE)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: kernel.run_command(self, args, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", kernel.run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: RDMA)
 
     def exit_json(self, **kwargs):
@@ -352,12 +352,12 @@ def test_eexist_from_the_kernel_names_the_owner(env, monkeypatch):
     # a link that appears between our read and our add (another run, udev): the kernel answers EEXIST
     original = env.run_command
 
-    def racing(module, args, **kwargs):
+    def racing(args, **kwargs):
         if args[1:3] == ["link", "add"] and not any(e["ifname"] == "rxe9" for e in env.links):
             env.add("rxe9", "rxe", "eth1")
-        return original(module, args, **kwargs)
+        return original(args, **kwargs)
 
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: racing(self, args, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", staticmethod(racing))
     ok, result = run(RXE0)
     assert not ok and result["changed"] is False
     assert result["msg"] == "netdev: eth1 already carries rxe device rxe9; delete it or use name=rxe9"
