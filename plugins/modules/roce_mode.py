@@ -20,7 +20,7 @@ description:
   - The kernel forgets the values on reboot and when the device goes away (driver reload, soft RDMA link deleted).
     With O(persistent=true) they come back whenever the device appears again, see O(persistent).
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup

@@ -21,7 +21,7 @@ description:
   - These files exist only with NVIDIA's vendor mlx5 driver (MLNX_OFED or DOCA-OFED). The upstream kernel's mlx5_ib,
     soft-RoCE (rxe) and soft-iWARP (siw) have no C(tc/) directory; the module then fails and says so.
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup

@@ -51,4 +51,3 @@ def test_filter_errors_are_filter_errors(name, args, message):
     with pytest.raises(AnsibleFilterError) as err:
         FILTERS[name](*args)
     assert message in str(err.value)
-

@@ -74,7 +74,7 @@ class Mlx5Tc:
         self.ttl_file = ttl_file
         self.val = -1
         self.ttl = 0
-        self.slots = [Slot() for _ in range(MAX_RULES)]
+        self.slots = [Slot() for _index in range(MAX_RULES)]
         self.random = random.Random(seed)
         self.writes = []
         self.sync()

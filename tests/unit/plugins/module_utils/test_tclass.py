@@ -357,7 +357,7 @@ def test_validate_params():
 
 # --- properties ------------------------------------------------------------------------------------
 v4 = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
-v6 = st.integers(0, 2**128 - 1).map(lambda n: ipaddress.IPv6Address(n)).filter(lambda a: a.ipv4_mapped is None).map(lambda a: a.compressed)
+v6 = st.integers(0, 2**128 - 1).map(ipaddress.IPv6Address).filter(lambda a: a.ipv4_mapped is None).map(lambda a: a.compressed)
 tclasses = st.integers(0, 255)
 
 

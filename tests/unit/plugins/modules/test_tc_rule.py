@@ -228,8 +228,15 @@ def test_ttl(mlx5):
     assert run({"ttl": 64})["changed"] is False
 
 
+def refuse(number, message):
+    def store(text):
+        raise OSError(number, message)
+
+    return store
+
+
 def test_ttl_refused_by_driver(mlx5, monkeypatch):
-    monkeypatch.setattr(mlx5, "store_ttl", lambda text: (_ for _ in ()).throw(OSError(errno.EINVAL, "Invalid argument")))
+    monkeypatch.setattr(mlx5, "store_ttl", refuse(errno.EINVAL, "Invalid argument"))
     result = run({"ttl": 64})
     assert result["msg"].startswith("ttl: writing '64' to ") and result["msg"].endswith("failed: Invalid argument (EINVAL)")
 
@@ -285,7 +292,7 @@ def test_driver_refuses_a_write(mlx5, monkeypatch):
     monkeypatch.setattr(mlx5, "store", store)
     result = run({"rules": [{"dst_ip": "1.1.1.1", "tclass": 1}, {"dst_ip": "10.0.0.1", "tclass": 1}]})
     assert result["msg"] == "rules: the driver's table is full (40 rules) writing 'dst_ip=10.0.0.1/32,tclass=1' (after 1 of 2 writes)"
-    monkeypatch.setattr(mlx5, "store", lambda text: (_ for _ in ()).throw(OSError(errno.EINVAL, "Invalid argument")))
+    monkeypatch.setattr(mlx5, "store", refuse(errno.EINVAL, "Invalid argument"))
     result = run({"rules": [{"dst_ip": "10.0.0.2", "tclass": 1}]})
     assert result["msg"] == "rules: the driver refused 'dst_ip=10.0.0.2/32,tclass=1': Invalid argument"
 
