@@ -138,9 +138,18 @@ def added_uuid(stdout: str):
     return match.group(1) if match else None
 
 
+# What NetworkManager 1.42 answers to 'connection up' when no device fits (lab):
+# a plain profile -> the first two, a P_Key child whose parent is missing -> the third.
+NO_DEVICE = ("No suitable device found", "Failed to find a compatible device", "failed to determine interface name")
+NO_DEVICE_HINT = "no InfiniBand device (or P_Key parent) on this host fits the profile"
+
+
 def error_message(step: str, rc: int, out: str, err: str) -> str:
     """One line for a failed nmcli call, with a hint for the causes we know."""
     text = " ".join(line.strip() for line in (err or out or "").splitlines() if line.strip())
     if rc == NOT_RUNNING_RC or "NetworkManager is not running" in text:
         return f"{step}: NetworkManager is not running (nmcli rc {rc}); start it with 'systemctl start NetworkManager'"
-    return f"{step} failed (nmcli rc {rc}): {text or 'no message'}"
+    message = f"{step} failed (nmcli rc {rc}): {text or 'no message'}"
+    if any(pattern in text for pattern in NO_DEVICE):
+        message += f" [{NO_DEVICE_HINT}]"
+    return message

@@ -103,7 +103,14 @@ def test_added_uuid():
     (8, "Error: NetworkManager is not running.\n",
      "listing: NetworkManager is not running (nmcli rc 8); start it with 'systemctl start NetworkManager'"),
     (4, "Error: Connection activation failed: No suitable device found for this connection (device lo not available).\n",
-     "listing failed (nmcli rc 4): Error: Connection activation failed: No suitable device found for this connection (device lo not available)."),
+     "listing failed (nmcli rc 4): Error: Connection activation failed: No suitable device found for this connection (device lo not available)."
+     " [no InfiniBand device (or P_Key parent) on this host fits the profile]"),
+    (4, "Error: Connection activation failed: failed to determine interface name: error determine name for infiniband\n",
+     "listing failed (nmcli rc 4): Error: Connection activation failed: failed to determine interface name: error determine name for infiniband"
+     " [no InfiniBand device (or P_Key parent) on this host fits the profile]"),
+    (4, "Error: Connection activation failed: Failed to find a compatible device for this connection\n",
+     "listing failed (nmcli rc 4): Error: Connection activation failed: Failed to find a compatible device for this connection"
+     " [no InfiniBand device (or P_Key parent) on this host fits the profile]"),
     (1, "", "listing failed (nmcli rc 1): no message"),
     (2, "line one\n  line two\n", "listing failed (nmcli rc 2): line one line two"),
 ])

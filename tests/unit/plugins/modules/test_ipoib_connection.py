@@ -283,7 +283,8 @@ def test_up_without_device_fails_clearly_and_keeps_profile(nm):
     assert result["failed"] is True
     assert result["changed"] is True
     assert result["msg"] == ("activating connection 'ib0' (the profile is saved) failed (nmcli rc 4): Error: Connection activation failed: "
-                             "No suitable device found for this connection (device lo not available).")
+                             "No suitable device found for this connection (device lo not available)."
+                             " [no InfiniBand device (or P_Key parent) on this host fits the profile]")
     assert len(nm.profiles) == 1
 
 
