@@ -299,7 +299,7 @@ def main():
     name = params["name"]
     try:
         _ipoib.connection_name(name)
-        desired = _ipoib.desired_properties(params) if params["state"] != "absent" else {}
+        desired = _ipoib.desired_properties(params)  # validated for every state, used for all but absent
     except ValueError as err:
         module.fail_json(msg=str(err), changed=False)
 

@@ -397,6 +397,7 @@ def test_nmcli_error_on_add_is_reported(nm):
     ({"name": "c", "ipv6": {"method": "manual"}}, "ipv6.addresses: method manual needs at least one address"),
     ({"name": "c", "ipv6": {"dns": ["10.0.0.1"]}}, "ipv6.dns: '10.0.0.1' is an IPv4 address; allowed: IPv6 only"),
     ({"name": "c", "transport_mode": "bulk"}, "value of transport_mode must be one of: datagram, connected"),
+    ({"name": "c", "mtu": 70000, "state": "absent"}, "mtu: 70000 is out of range; allowed: 0-65520"),
 ])
 def test_bad_input_fails_before_any_change(nm, args, msg):
     result = run(args)
