@@ -319,3 +319,19 @@ def desired_state(pfc=None, ets=None, dscp_prio=None, ecn=None) -> dict:
         if any(value is not None for value in wanted.values()):
             desired["ecn"] = wanted
     return desired
+
+
+def batch_lines(netdev: str, pfc=None, ets=None, dscp_prio=None) -> list:
+    """A ``dcb -b`` batch file (one command per line) that sets the given state from scratch.
+
+    pfc is 8 flags, ets a dict of 8-value lists, dscp_prio [[dscp, prio], ...]; None parts are left out.
+    Used to re-apply DCB settings at boot, since the kernel forgets them.
+    """
+    lines = []
+    if ets:
+        lines.append(" ".join(ets_argv(netdev, {}, ets)))
+    if pfc is not None:
+        lines.append(" ".join(["pfc", "set", "dev", netdev, "prio-pfc"] + _mapping_words("on" if flag else "off" for flag in pfc)))
+    if dscp_prio:
+        lines.append(" ".join(["app", "replace", "dev", netdev, "dscp-prio"] + [f"{dscp}:{prio}" for dscp, prio in sorted(dscp_prio)]))
+    return lines

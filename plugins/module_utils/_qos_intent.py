@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _dcb, _qos, _validate
 
 PRIORITIES = 8
 TRAFFIC_CLASSES = 8
@@ -293,10 +293,13 @@ def derive(intent: dict) -> dict:
     }
 
 
-def host_settings(intent: dict) -> dict:
-    """The options of rdma.fabric.dcb_qos (and the ToS for roce_mode) that realise an intent."""
+def host_settings(intent: dict, netdev=None) -> dict:
+    """The options of rdma.fabric.dcb_qos (and the ToS for roce_mode) that realise an intent.
+
+    With a netdev, also the lines of a ``dcb -b`` batch file that re-applies the DCB part at boot.
+    """
     derived = derive(intent)
-    return {
+    result = {
         "pfc": list(intent["pfc"]["priorities"]),
         "ets": {"prio_tc": derived["prio_tc"], "tc_tsa": derived["tc_tsa"], "tc_bw": derived["tc_bw"]},
         "dscp_prio": [{"dscp": dscp, "priority": prio} for dscp, prio in derived["dscp_prio"]],
@@ -307,3 +310,8 @@ def host_settings(intent: dict) -> dict:
         },
         "tos": derived["roce_tos"],
     }
+    if netdev is not None:
+        _validate.netdev_name(netdev, "netdev")
+        ets = {key: derived[key] for key in ("tc_tsa", "tc_bw", "prio_tc")}
+        result["dcb_batch"] = _dcb.batch_lines(netdev, pfc=derived["pfc"], ets=ets, dscp_prio=derived["dscp_prio"])
+    return result
