@@ -76,8 +76,9 @@ notes:
     rule on the netdev's C(add) event covers boot (udev's coldplug trigger), driver reloads and netdevs that are
     created again, such as dummy or veth devices, with no unit to enable. The rule runs C(rdma) by its absolute path,
     as udev's C(RUN) has no C(PATH), and the kernel loads the driver itself (C(request_module(\"rdma-link-<type>\"))).
-    systemd-udevd notices new rule files by itself. The rule file is written atomically (temporary file in the same
-    directory, then rename) with mode 0644."
+    The rule file is written atomically (temporary file in the same directory, then rename) with mode 0644, and
+    C(udevadm control --reload) makes udevd use it at once (udevd otherwise checks its rules only every few seconds,
+    when events arrive, and a netdev added right after the change would miss the rule)."
   - "Before it adds a link the module checks that the netdev exists in C(/sys/class/net), that no other link of the same
     type sits on it (the kernel answers EEXIST), and that the kernel can load the driver (C(/sys/module),
     C(modules.alias), C(modules.builtin)), so that check mode predicts these failures and a replacement never deletes
@@ -225,6 +226,18 @@ def write_rule(module, path: str, content: str) -> None:
     os.chmod(path, 0o644)
 
 
+def reload_udev_rules(module, rule_path: str) -> None:
+    """Have udevd read the changed rule now: it otherwise checks its rules only every few seconds, on events."""
+    udevadm = module.get_bin_path("udevadm")
+    if not udevadm:
+        module.warn(f"persistent: udevadm not found; udevd reads {rule_path} when it next checks its rules")
+        return
+    rc, _out, err = _runner.run(module, [udevadm, "control", "--reload"])
+    if rc != 0:
+        module.warn(f"persistent: 'udevadm control --reload' failed ({_runner.first_line(err) or f'rc={rc}'}); "
+                    f"udevd reads {rule_path} when it next checks its rules")
+
+
 def link_view(link, link_type) -> dict:
     if not link:
         return {}
@@ -322,13 +335,15 @@ def main():
             module.fail_json(msg=msg, changed=bool(done), commands=done)
         done.append(" ".join(_rdma_tool.action_argv(rdma, action)))
 
-    try:
-        if rule_after is not None and rule_before != rule_after:
-            write_rule(module, rule_path, rule_after)
-        elif rule_after is None and rule_before is not None:
-            os.unlink(rule_path)
-    except OSError as exc:
-        module.fail_json(msg=f"persistent: cannot update {rule_path}: {exc.strerror}", changed=bool(done) or changed, commands=done)
+    if rule_before != rule_after:
+        try:
+            if rule_after is not None:
+                write_rule(module, rule_path, rule_after)
+            else:
+                os.unlink(rule_path)
+        except OSError as exc:
+            module.fail_json(msg=f"persistent: cannot update {rule_path}: {exc.strerror}", changed=bool(done), commands=done)
+        reload_udev_rules(module, rule_path)
 
     after = _rdma_tool.find_link(read_links(module, rdma), name) if present else None
     after_type = _rdma_tool.link_type_of(name) if after else None

@@ -166,6 +166,17 @@ def test_merge_into_a_stock_file_matches_golden():
     assert "#rdma.fabric-disabled# traffic.cos_4.priority_source.dscp = [24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]\n" in merged
 
 
+def test_merge_into_a_stock_qos_features_file_matches_golden():
+    with open(os.path.join(GOLDEN, "stock.qos_features.conf"), encoding="utf-8") as handle:
+        stock = handle.read()
+    merged = _cumulus.merge_block(stock, _cumulus.render(_intent("default"), "qos_features"))
+    _golden("stock.qos_features.conf.merged", merged)
+    conf = _cumulus.parse_conf(merged)
+    assert conf["ecn_red.ROCE_ECN.egress_queue_list"] == "[3]"
+    assert conf["default_ecn_red_conf.egress_queue_list"] == "[0]"  # not ours, kept
+    assert _cumulus.remove_block(merged) == stock
+
+
 def test_merge_is_idempotent_and_reversible():
     lines = _cumulus.render(_intent("default"), "traffic_conf")
     merged = _cumulus.merge_block(_stock(), lines)

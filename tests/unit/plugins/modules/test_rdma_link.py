@@ -19,6 +19,8 @@ from ansible_collections.rdma.fabric.plugins.modules import rdma_link
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
 
 RDMA = "/usr/bin/rdma"
+UDEVADM = "/usr/bin/udevadm"
+BINARIES = {"rdma": RDMA, "udevadm": UDEVADM}
 RELEASE = "6.1.0-56-amd64"
 
 
@@ -41,6 +43,7 @@ class FakeKernel:
         self.show_reply = None
         self.add_reply = None
         self.delete_reply = None
+        self.udevadm_reply = (0, "", "")
 
     # -- state helpers --
     def add(self, name, link_type, netdev):
@@ -66,6 +69,9 @@ class FakeKernel:
         assert kwargs.get("environ_update") == _runner.C_LOCALE
         assert kwargs.get("check_rc") is False
         self.calls.append(list(args))
+        if args[0] == UDEVADM:
+            assert args[1:] == ["control", "--reload"]
+            return self.udevadm_reply
         assert args[0] == RDMA
         if args[1:] == ["-j", "link", "show"]:
             return self.show_reply or (0, json.dumps(self.links) + "\n", "")
@@ -94,6 +100,9 @@ class FakeKernel:
     def writes(self):
         return [call for call in self.calls if call[1:3] in (["link", "add"], ["link", "delete"])]
 
+    def reloads(self):
+        return [call for call in self.calls if call[0] == UDEVADM]
+
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
@@ -113,7 +122,9 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
     monkeypatch.setattr(rdma_link.platform, "release", lambda: RELEASE)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", kernel.run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: RDMA)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: BINARIES.get(name))
+    kernel.warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: kernel.warnings.append(msg))
 
     def exit_json(self, **kwargs):
         raise ExitJson(kwargs)
@@ -161,11 +172,14 @@ def test_create_then_unchanged(env):
     assert [p.name for p in env.rules.iterdir()] == ["90-rdma-fabric-rxe0.rules"]  # no temporary file left
     assert result["diff"]["before"] == {"link": {}, "persistence": {"path": str(rule_file(env)), "content": None}}
     assert result["diff"]["after"] == {"link": RXE0, "persistence": {"path": str(rule_file(env)), "content": RULE}}
+    assert env.reloads() == [[UDEVADM, "control", "--reload"]]
+    assert env.calls.index(env.reloads()[0]) > env.calls.index(env.writes()[0])  # the rule after the link
+    assert env.warnings == []
 
     env.calls.clear()
     ok, again = run(RXE0)
     assert ok and again["changed"] is False
-    assert env.writes() == []
+    assert env.writes() == [] and env.reloads() == []
     assert again["commands"] == []
     assert again["diff"]["before"] == again["diff"]["after"]
     assert again["link"]["state"] == "ACTIVE"
@@ -174,7 +188,7 @@ def test_create_then_unchanged(env):
 def test_check_mode_create_writes_nothing(env):
     ok, result = run(RXE0, check_mode=True)
     assert ok and result["changed"] is True
-    assert env.writes() == []
+    assert env.writes() == [] and env.reloads() == []
     assert env.links == []
     assert not rule_file(env).exists()
     assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
@@ -210,6 +224,7 @@ def test_absent_removes_link_and_rule_then_unchanged(env):
     ok, result = run({"name": "rxe0", "state": "absent"})
     assert ok and result["changed"] is True
     assert env.writes() == [[RDMA, "link", "delete", "rxe0"]]
+    assert env.reloads() == [[UDEVADM, "control", "--reload"]]
     assert env.links == [] and not rule_file(env).exists()
     assert result["link"] == {} and result["persistence"]["present"] is False
     ok, again = run({"name": "rxe0", "state": "absent"})
@@ -246,6 +261,7 @@ def test_persistent_false_keeps_link_and_removes_rule(env):
     env.calls.clear()
     ok, result = run(dict(RXE0, persistent=False))
     assert ok and result["changed"] is True and env.writes() == []
+    assert env.reloads() == [[UDEVADM, "control", "--reload"]]
     assert not rule_file(env).exists() and result["persistence"]["present"] is False
     assert [entry["ifname"] for entry in env.links] == ["rxe0"]
     ok, again = run(dict(RXE0, persistent=False))
@@ -303,6 +319,21 @@ def test_unsafe_netdev_is_fine_without_persistence(env):
     trees.add_netdev(env.root, "eth*", "52:54:00:77:00:09", 9)
     ok, result = run({"name": "rxe0", "type": "rxe", "netdev": "eth*", "persistent": False})
     assert ok and result["changed"] is True and result["link"]["netdev"] == "eth*"
+
+
+@pytest.mark.parametrize("binaries, reply, warning", [
+    ({"rdma": RDMA}, None, "persistent: udevadm not found; udevd reads {rule} when it next checks its rules"),
+    (BINARIES, (1, "", "Failed to send reload request: No such file or directory\n"),
+     "persistent: 'udevadm control --reload' failed (Failed to send reload request: No such file or directory); "
+     "udevd reads {rule} when it next checks its rules"),
+])
+def test_udev_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, warning):
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: binaries.get(name))
+    env.udevadm_reply = reply
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True
+    assert rule_file(env).read_text() == RULE
+    assert env.warnings == [warning.format(rule=rule_file(env))]
 
 
 def test_rdma_missing(env, monkeypatch):
