@@ -38,7 +38,7 @@ FILE_ATTRS = {name: attr for attr, name in ATTR_FILES.items()}
 
 PROC_MOUNTS = "/proc/mounts"
 PERSIST_DIR = "/etc/rdma-fabric/roce"
-UDEV_RULE = "/etc/udev/rules.d/90-rdma-fabric-roce.rules"
+UDEV_RULE = "/etc/udev/rules.d/91-rdma-fabric-roce-mode.rules"
 UNIT_FILE = "/etc/systemd/system/rdma-fabric-roce@.service"
 UNIT_TEMPLATE = "rdma-fabric-roce@"
 

@@ -75,7 +75,7 @@ options:
   persistent:
     description:
       - V(true) keeps the given values in C(/etc/rdma-fabric/roce/<device>.conf) (tmpfiles.d format) and installs, once,
-        the udev rule C(/etc/udev/rules.d/90-rdma-fabric-roce.rules) and the systemd template unit
+        the udev rule C(/etc/udev/rules.d/91-rdma-fabric-roce-mode.rules) and the systemd template unit
         C(/etc/systemd/system/rdma-fabric-roce@.service). When the device appears (boot, driver reload, soft RDMA link
         created again), udev starts C(rdma-fabric-roce@<device>.service), which waits for configfs, loads C(rdma_cm) and
         writes the values with C(systemd-tmpfiles).

@@ -153,7 +153,7 @@ def test_unit_unsafe_name_allowed_without_persistence():
 # --- persistence --------------------------------------------------------------------------
 RENDERED = (
     "# Managed by rdma.fabric.roce_mode: RDMA-CM defaults for rxe0, in tmpfiles.d(5) format.\n"
-    "# Applied by rdma-fabric-roce@rxe0.service each time the device appears (udev rule /etc/udev/rules.d/90-rdma-fabric-roce.rules).\n"
+    "# Applied by rdma-fabric-roce@rxe0.service each time the device appears (udev rule /etc/udev/rules.d/91-rdma-fabric-roce-mode.rules).\n"
     "d /sys/kernel/config/rdma_cm/rxe0 - - - -\n"
     "w /sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode - - - - RoCE v2\n"
     "w /sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos - - - - 106\n"

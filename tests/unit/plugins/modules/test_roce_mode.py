@@ -105,7 +105,7 @@ def lab(tmp_path, monkeypatch):
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
     monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
     monkeypatch.setattr(_roce, "PERSIST_DIR", str(etc / "rdma-fabric" / "roce"))
-    monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "90-rdma-fabric-roce.rules"))
+    monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "91-rdma-fabric-roce-mode.rules"))
     monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
 
     cm = RdmaCm({"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}, "ghost0": {1: {"RoCE v2"}}})
