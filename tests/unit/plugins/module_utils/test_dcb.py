@@ -255,3 +255,16 @@ def test_desired_state_errors_name_the_option(kwargs, message):
 
 def test_all_strict_may_have_zero_bandwidth():
     assert _dcb.desired_state(ets={"tc_tsa": ["strict"] * 8, "tc_bw": [0] * 8})["ets"]["tc_bw"] == [0] * 8
+
+
+def test_batch_lines_set_everything_from_scratch():
+    ets = {"tc_tsa": ["ets"] * 6 + ["strict", "ets"], "tc_bw": [50, 0, 0, 50, 0, 0, 0, 0], "prio_tc": [0, 0, 0, 3, 0, 0, 6, 0]}
+    lines = _dcb.batch_lines("eth2", pfc=[False, False, False, True, False, False, False, False], ets=ets, dscp_prio=[[48, 6], [26, 3]])
+    assert lines == [
+        "ets set dev eth2 tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0"
+        " prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0",
+        "pfc set dev eth2 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off",
+        "app replace dev eth2 dscp-prio 26:3 48:6",
+    ]
+    assert _dcb.batch_lines("eth2") == []
+    assert _dcb.batch_lines("eth2", pfc=[False] * 8) == ["pfc set dev eth2 prio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off"]

@@ -225,3 +225,10 @@ port = st.integers(1, 64).map(lambda n: f"swp{n}")
 @given(items=st.lists(port, min_size=1, max_size=8, unique=True))
 def test_port_lists_round_trip(items):
     assert qi.parse_port_set(",".join(items)) == items
+
+
+def test_host_settings_with_a_netdev_add_a_batch_file():
+    settings = qi.host_settings(qi.normalize({}), "eth2")
+    assert settings["dcb_batch"][1] == "pfc set dev eth2 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
+    with pytest.raises(ValueError, match=r"^netdev: invalid interface name '-x'"):
+        qi.host_settings(qi.normalize({}), "-x")
