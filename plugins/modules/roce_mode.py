@@ -262,16 +262,18 @@ def _write(module, device, port, attr, value):
 def _write_file(module, path, text):
     """Write text atomically: a temporary file in the same directory, then atomic_move."""
     directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    exists = os.path.exists(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".rdma-fabric-")
+    tmp = None
     try:
+        os.makedirs(directory, mode=0o755, exist_ok=True)
+        exists = os.path.exists(path)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".rdma-fabric-")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         if not exists:
             os.chmod(tmp, 0o644)
     except OSError as err:
-        os.unlink(tmp)
+        if tmp is not None:
+            os.unlink(tmp)
         module.fail_json(msg=f"persistent: cannot write {path}: {err.strerror}")
     module.atomic_move(tmp, path)
 

@@ -245,14 +245,8 @@ def _apply(module, filename, writes):
             module.fail_json(msg=f"rules: the driver refused {text!r}: {err.strerror}{done}")
 
 
-def _view(table, ttl_value):
-    view = {
-        "traffic_class": table.global_tclass,
-        "rules": _tclass.rule_lines(table),
-    }
-    if ttl_value is not None:
-        view["ttl"] = ttl_value
-    return view
+def _view(table):
+    return {"traffic_class": table.global_tclass, "rules": _tclass.rule_lines(table)}
 
 
 def main():
@@ -312,8 +306,8 @@ def main():
                 )
         result.update(writes=writes, traffic_class=after.global_tclass, rules=_tclass.table_rules(after))
         result["changed"] = bool(writes)
-        before_view = _view(current, None)
-        after_view = _view(after, None)
+        before_view = _view(current)
+        after_view = _view(after)
 
     if wanted["ttl"] is not None:
         ttl_file = _attr_file(module, device, port, "ttl", "ttl")

@@ -46,6 +46,7 @@ def test_parse_recorded_file():
         ("Global tclass=0\n", 0, set()),
         ("Global tclass=255", 255, set()),
         ("dst_ip=1.1.1.1/32,tclass=0\n", None, {R(V4, None, "1.1.1.1", 32, 0)}),
+        ("dst_ip=1.1.1.1/32,,tclass=0\n", None, {R(V4, None, "1.1.1.1", 32, 0)}),
         ("src_ip=1.1.1.2,tclass=16\n", None, {R(V4, "1.1.1.2", None, None, 16)}),
         ("dst_ip6=fe80:0000:0000:0000:0202:b3ff:fe1e:8329,tclass=1\n", None, {R(V6, None, "fe80::202:b3ff:fe1e:8329", None, 1)}),
         ("src_ip6=0000:0000:0000:0000:0000:0000:0000:0001,tclass=1\n", None, {R(V6, "::1", None, None, 1)}),
@@ -189,6 +190,12 @@ def test_render_write(rule, tclass, text):
     assert len(text) <= 100
 
 
+def test_render_write_refuses_over_100_bytes():
+    # cannot come from normalised rules; guards the renderer itself
+    with pytest.raises(ValueError, match="bytes; the driver takes at most 100 per write"):
+        _tclass.render_write(R(V6, "a" * 50, "b" * 50, None, 1))
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -251,6 +258,9 @@ def test_table_full():
         table = _tclass.apply_write(table, f"dst_ip=10.0.0.{i},tclass=1")
     with pytest.raises(ValueError, match="table full"):
         _tclass.apply_write(table, "dst_ip=10.0.1.1,tclass=1")
+    # removing a rule that is not there needs a free slot too (the driver's quirk)
+    with pytest.raises(ValueError, match="table full"):
+        _tclass.apply_write(table, "dst_ip=10.0.1.1,tclass=-1")
     # an existing rule can still be changed or removed
     assert _tclass.apply_write(table, "dst_ip=10.0.0.1,tclass=2").rules[(V4, None, "10.0.0.1")].tclass == 2
     assert len(_tclass.apply_write(table, "dst_ip=10.0.0.1,tclass=-1").rules) == 39

@@ -90,7 +90,7 @@ class RdmaCm:
 def lab(tmp_path, monkeypatch):
     """A recorded rxe0 (RoCE v2 only) and siw0 (IB/RoCE v1 only) with configfs mounted and rdma_cm loaded."""
     root = tmp_path / "sys"
-    for dev, types in (("rxe0", ["RoCE v2", "RoCE v2", None]), ("siw0", ["IB/RoCE v1"])):
+    for dev, types in (("rxe0", ["RoCE v2", "RoCE v2", None]), ("siw0", ["IB/RoCE v1"]), ("mlx5_0", ["IB/RoCE v1", "RoCE v2"])):
         for index, gid_type in enumerate(types):
             target = root / "class" / "infiniband" / dev / "ports" / "1" / "gid_attrs" / "types" / str(index)
             if gid_type is None:
@@ -108,7 +108,7 @@ def lab(tmp_path, monkeypatch):
     monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "91-rdma-fabric-roce-mode.rules"))
     monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
 
-    cm = RdmaCm({"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}, "ghost0": {1: {"RoCE v2"}}})
+    cm = RdmaCm({"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}, "mlx5_0": {1: {"IB/RoCE v1", "RoCE v2"}}})
     monkeypatch.setattr(_roce, "create_group", cm.create_group)
     monkeypatch.setattr(_roce, "remove_group", cm.remove_group)
     monkeypatch.setattr(_sysfs, "write_attr", cm.write_attr)
@@ -205,6 +205,17 @@ def test_mode_v1_on_siw(lab):
     result = run({"device": "siw0", "mode": "v1", "tos": 5, "persistent": False})
     assert result["changed"] is False
     assert result["mode"] == "v1"
+
+
+def test_mode_switch_on_a_port_with_both_gid_types(lab):
+    result = run({"device": "mlx5_0", "mode": "v1", "persistent": False})
+    assert result["changed"] is True and result["mode"] == "v1"
+    assert lab.writes == [("mlx5_0", 1, "default_roce_mode", "IB/RoCE v1")]
+    assert lab.values[("mlx5_0", 1)]["mode"] == "IB/RoCE v1"
+    assert result["diff"]["before"]["mode"] == "v2" and result["diff"]["after"]["mode"] == "v1"
+    assert run({"device": "mlx5_0", "mode": "v1", "persistent": False})["changed"] is False
+    assert run({"device": "mlx5_0", "mode": "v2", "persistent": False})["mode"] == "v2"
+    assert lab.values[("mlx5_0", 1)]["mode"] == "RoCE v2"
 
 
 def test_existing_group_is_kept(lab):
@@ -332,7 +343,7 @@ def test_v2_on_siw_lists_the_gid_types(lab):
 
 def test_unknown_device(lab):
     result = run({"device": "nosuch0", "tos": 1})
-    assert result["msg"] == f"device: no RDMA device 'nosuch0' in {lab.root}/class/infiniband (found: rxe0, siw0)"
+    assert result["msg"] == f"device: no RDMA device 'nosuch0' in {lab.root}/class/infiniband (found: mlx5_0, rxe0, siw0)"
     assert lab.commands == [] and lab.mkdirs == []
 
 
@@ -441,3 +452,88 @@ def test_daemon_reload_failure(lab):
     assert result["msg"] == (
         "systemctl daemon-reload failed (rc=1): System has not been booted with systemd as init system (PID 1). Can't operate."
     )
+
+
+# --- remaining error paths ----------------------------------------------------------------------
+def test_proc_mounts_unreadable(lab, monkeypatch):
+    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(lab.root / "no-such-mounts"))
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"cannot read {lab.root}/no-such-mounts: No such file or directory"
+    assert lab.mkdirs == []
+
+
+def test_port_missing_in_configfs(lab):
+    (lab.root / "class" / "infiniband" / "rxe0" / "ports" / "2").mkdir()
+    result = run({"device": "rxe0", "port": 2, "tos": 1})
+    assert result["msg"] == (
+        f"port: cannot read {lab.root}/kernel/config/rdma_cm/rxe0/ports/2/default_roce_mode: rdma_cm shows no port 2 for rxe0"
+    )
+    assert groups(lab) == []
+
+
+def test_mkdir_refused(lab, monkeypatch):
+    def refuse(group):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(_roce, "create_group", refuse)
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"device: cannot create {lab.root}/kernel/config/rdma_cm/rxe0: Permission denied"
+
+
+def test_rmdir_refused_is_a_warning(lab, monkeypatch):
+    warnings = []
+
+    def busy(group):
+        raise OSError(errno.EBUSY, "Device or resource busy")
+
+    monkeypatch.setattr(_roce, "remove_group", busy)
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warnings.append(text))
+    result = run({"device": "rxe0", "tos": 9, "persistent": False})
+    assert result["changed"] is True and result["tos"] == 9
+    assert warnings == [
+        f"could not remove the configfs group {lab.root}/kernel/config/rdma_cm/rxe0 this module created: Device or resource busy"
+    ]
+
+
+def test_persist_file_unreadable(lab):
+    os.makedirs(_roce.persist_path("rxe0"))  # a directory where the file should be
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"persistent: cannot read {_roce.persist_path('rxe0')}: Is a directory"
+
+
+def test_static_file_unreadable(lab):
+    os.makedirs(_roce.UNIT_FILE)
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"persistent: cannot read {_roce.UNIT_FILE}: Is a directory"
+
+
+def test_persist_file_not_writable(lab, monkeypatch):
+    def full(**kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(roce_mode.tempfile, "mkstemp", full)
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: No space left on device"
+    assert lab.values[("rxe0", 1)]["tos"] == 1  # the runtime value was written before
+
+
+def test_persist_temp_file_removed_on_error(lab, monkeypatch):
+    real_chmod = os.chmod
+
+    def chmod(path, mode):
+        if os.path.basename(path).startswith(".rdma-fabric-"):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        real_chmod(path, mode)
+
+    monkeypatch.setattr(roce_mode.os, "chmod", chmod)
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: Operation not permitted"
+    assert os.listdir(os.path.dirname(_roce.UDEV_RULE)) == []
+
+
+def test_real_group_helpers(tmp_path):
+    group = str(tmp_path / "rxe0")
+    _roce.create_group(group)
+    assert os.path.isdir(group)
+    _roce.remove_group(group)
+    assert not os.path.exists(group)

@@ -340,3 +340,16 @@ def test_bad_input_touches_nothing(mlx5, args, message):
     assert message in result["msg"]
     assert "\n" not in result["msg"]
     assert mlx5.writes == []
+
+
+def test_unreadable_traffic_class(mlx5):
+    os.unlink(mlx5.tc_file)
+    os.mkdir(mlx5.tc_file)  # exists, but reading fails
+    result = run({"traffic_class": 1})
+    assert result["msg"] == f"cannot read {mlx5.root}/class/infiniband/mlx5_0/tc/1/traffic_class"
+
+
+def test_ttl_read_back_differs(mlx5, monkeypatch):
+    monkeypatch.setattr(mlx5, "store_ttl", lambda text: None)  # a driver that ignores the write
+    result = run({"ttl": 64})
+    assert result["msg"] == f"ttl: wrote 64 to {mlx5.root}/class/infiniband/mlx5_0/ttl/1/ttl but it reads back '0'"
