@@ -231,9 +231,10 @@ def agreement(host: dict, switch: dict, intent: dict) -> list:
     switch_prio = None
     if switch_map is not None:
         switch_prio = switch_map.get(host_dscp, host_dscp >> 3)
-        if switch_map.get(roce["dscp"], roce["dscp"] >> 3) != roce["priority"]:
+        switch_roce_prio = switch_map.get(roce["dscp"], roce["dscp"] >> 3)
+        if switch_roce_prio != roce["priority"]:
             add(_mismatch("switch_roce_dscp_priority",
-                          f"switch maps RoCE DSCP {roce['dscp']} to priority {switch_map.get(roce['dscp'], roce['dscp'] >> 3)}, the intent to {roce['priority']}"))
+                          f"switch maps RoCE DSCP {roce['dscp']} to priority {switch_roce_prio}, the intent to {roce['priority']}"))
         if switch_prio != host_prio:
             add(_mismatch("roce_priority_differs", f"host puts DSCP {host_dscp} on priority {host_prio}, the switch on {switch_prio}"))
         cnp_prio = switch_map.get(cnp["dscp"], cnp["dscp"] >> 3)

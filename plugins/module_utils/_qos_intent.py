@@ -258,7 +258,7 @@ def switch_dscp_map(intent: dict) -> list:
     owner = {value: value >> 3 for value in range(DSCP_COUNT)}
     owner[intent["roce"]["dscp"]] = intent["roce"]["priority"]
     owner[intent["cnp"]["dscp"]] = intent["cnp"]["priority"]
-    result = [[] for _ in range(PRIORITIES)]
+    result = [[] for _prio in range(PRIORITIES)]
     for value in range(DSCP_COUNT):
         result[owner[value]].append(value)
     return result

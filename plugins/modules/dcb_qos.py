@@ -19,11 +19,11 @@ description:
     show what was written.
   - A driver without DCB operations (virtio-net, veth, the loopback) answers C(Operation not supported). The module then
     fails with a one-line message that names the interface and its driver, or, with O(unsupported=skip), returns
-    RV(changed=false) and the reason in RV(skipped_reason) without touching anything.
+    C(changed=false) and the reason in RV(skipped_reason) without touching anything.
   - The kernel does not keep DCB settings across reboots or driver reloads; run the module again (for example from the
     C(rdma.fabric.roce_qos) role) or use a DCBX agent.
 author:
-  - rdma.fabric contributors
+  - rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup
@@ -131,7 +131,7 @@ options:
     description:
       - What to do when the driver has no DCB operations (C(dcb) answers C(Operation not supported)).
       - V(fail) fails with a one-line message naming the interface and its driver.
-      - V(skip) changes nothing and returns RV(changed=false), RV(dcb_supported=false) and RV(skipped_reason).
+      - V(skip) changes nothing and returns C(changed=false), RV(dcb_supported=false) and RV(skipped_reason).
     type: str
     choices: [fail, skip]
     default: fail
@@ -304,7 +304,7 @@ def _managed(report, desired):
 
 def _plan(netdev, state, ecn, desired, exclusive):
     """(dcb argv tails, ecn writes, predicted state, predicted ecn)."""
-    argvs, after = [], {key: value for key, value in state.items()}
+    argvs, after = [], dict(state)
     if desired["ets"] is not None:
         argv = _dcb.ets_argv(netdev, state["ets"], desired["ets"])
         if argv:

@@ -35,8 +35,8 @@ APP_OTHER = '{"default_prio":[0],"ethtype_prio":[[35078,3]],"dscp_prio":[[48,6],
 
 
 def test_parse_pfc():
-    assert _dcb.parse_pfc(PFC_MLX5) == {"prio_pfc": [False, False, False, True, False, False, False, False], "pfc_cap": 8, "delay": 0,
-                                         "macsec_bypass": False}
+    expected = {"prio_pfc": [False, False, False, True, False, False, False, False], "pfc_cap": 8, "delay": 0, "macsec_bypass": False}
+    assert _dcb.parse_pfc(PFC_MLX5) == expected
 
 
 def test_parse_pfc_accepts_on_off_strings():
@@ -110,8 +110,8 @@ def test_ets_argv_sends_only_differing_parts():
     assert argv[13:22] == ["tc-bw", "0:50", "1:0", "2:0", "3:50", "4:0", "5:0", "6:0", "7:0"]
     assert argv[22:] == ["prio-tc", "0:0", "1:0", "2:0", "3:3", "4:0", "5:0", "6:6", "7:0"]
     assert _dcb.ets_argv("eth1", dict(current, prio_tc=desired["prio_tc"]), {"prio_tc": desired["prio_tc"]}) is None
-    assert _dcb.ets_argv("eth1", current, {"prio_tc": desired["prio_tc"]}) == ["ets", "set", "dev", "eth1", "prio-tc", "0:0", "1:0", "2:0", "3:3",
-                                                                              "4:0", "5:0", "6:6", "7:0"]
+    expected = ["ets", "set", "dev", "eth1", "prio-tc", "0:0", "1:0", "2:0", "3:3", "4:0", "5:0", "6:6", "7:0"]
+    assert _dcb.ets_argv("eth1", current, {"prio_tc": desired["prio_tc"]}) == expected
 
 
 @pytest.mark.parametrize(
@@ -202,7 +202,10 @@ def test_ecn_file_paths():
     assert files["cnp_priority"] == ("ecn", "roce_np", "cnp_802p_prio")
 
 
-@pytest.mark.parametrize("values, message", [({"roce_np.0": "2"}, "ecn/roce_np/enable/0: '2' is not 0 or 1"), ({"cnp_dscp": "x"}, "cnp_dscp: 'x' is not a number")])
+@pytest.mark.parametrize(
+    "values, message",
+    [({"roce_np.0": "2"}, "ecn/roce_np/enable/0: '2' is not 0 or 1"), ({"cnp_dscp": "x"}, "cnp_dscp: 'x' is not a number")],
+)
 def test_bad_ecn_values(values, message):
     with pytest.raises(ValueError) as err:
         _dcb.parse_ecn(values)

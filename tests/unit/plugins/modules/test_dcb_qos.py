@@ -123,7 +123,11 @@ def env(tmp_path, monkeypatch):
     fake.root = root
     fake.mlx = os.path.join(root, mlx)
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", root)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kwargs: fake.run_command(self, args, **kwargs))
+
+    def run_command(self, args, **kwargs):
+        return fake.run_command(self, args, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: DCB if name == "dcb" else None)
 
     def exit_json(self, **kwargs):
