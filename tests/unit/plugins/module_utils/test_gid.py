@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import shutil
 
 import pytest
 from hypothesis import given
@@ -254,9 +256,10 @@ def test_collect_skips_zero_gids_before_gid_attrs(sysroot, monkeypatch):
     seen = []
     real = _gid._read_small
 
-    def spy(filename):
-        seen.append(filename)
-        return real(filename)
+    def spy(filename, dir_fd=None):
+        base = os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd is not None else ""
+        seen.append(os.path.join(base, filename))
+        return real(filename, dir_fd)
 
     monkeypatch.setattr(_gid, "_read_small", spy)
     facts = _gid.collect()
@@ -341,3 +344,26 @@ def test_read_small_contract(tmp_path):
     assert _gid._read_small(str(tmp_path / "a")) == "RoCE v2"
     assert _gid._read_small(str(tmp_path / "d")) is None
     assert _gid._read_small(str(tmp_path / "missing")) is None
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert _gid._read_small("a", fd) == "RoCE v2"
+        assert _gid._read_small("d", fd) is None
+    finally:
+        os.close(fd)
+
+
+def test_gid_table_without_gid_attrs(sysroot):
+    # older kernels and some drivers have no gid_attrs directory at all
+    trees.add_rxe(sysroot, slots=4)
+    shutil.rmtree(sysroot / "devices/virtual/infiniband/rxe0/ports/1/gid_attrs")
+    rows = _gid.collect()["rdma_gids"]
+    assert [(r["index"], r["type"], r["netdev"]) for r in rows] == [(0, None, None), (1, None, None)]
+
+
+@pytest.mark.parametrize("gid, expected", [
+    (trees.RXE_IPV4, True), (trees.ZERO, True), ("FE80:0000:0000:0000:5054:00FF:FE77:0001", True),
+    ("fe80::1", False), ("0000:0000:0000:0000:0000:ffff:a9fe:4d0g", False), ("0000-0000:0000:0000:0000:ffff:a9fe:4d01", False),
+    (None, False), ("0000:0000:0000:0000:0000:ffff:169.254.7", False),
+])
+def test_is_sysfs_form(gid, expected):
+    assert _gid._is_sysfs_form(gid) is expected
