@@ -83,7 +83,8 @@ notes:
     type sits on it (the kernel answers EEXIST), and that the kernel can load the driver (C(/sys/module),
     C(modules.alias), C(modules.builtin)), so that check mode predicts these failures and a replacement never deletes
     the old link only to fail."
-  - Requires iproute2 with C(rdma link add) (iproute2 5.x or later) and a kernel with rdma_rxe or siw (5.3 or later).
+  - Requires iproute2 with C(rdma link add) (iproute2 5.x or later) and a kernel that creates links over RDMA netlink
+    (Linux 5.1 or later for rxe, 5.3 or later for siw).
 seealso:
   - module: rdma.fabric.gid_facts
 """

@@ -129,6 +129,17 @@ def test_parse_enum(text, expected):
     assert _gid.parse_enum(text) == expected
 
 
+@given(st.integers(0, 99), st.from_regex(r"[A-Za-z][A-Za-z_]{0,12}", fullmatch=True), st.sampled_from(["", "\n"]))
+def test_parse_enum_takes_the_name(number, name, newline):
+    assert _gid.parse_enum(f"{number}: {name}{newline}") == name
+
+
+@given(st.integers(0, 2**32))
+def test_parse_int_reads_what_sysfs_prints(number):
+    assert _gid.parse_int(f"{number:#x}\n") == number
+    assert _gid.parse_int(str(number)) == number
+
+
 @pytest.mark.parametrize("text, expected", [
     ("0x0", 0), ("0x12", 18), ("0xffff", 65535), ("7", 7), (" 0x1\n", 1), ("", None), ("zz", None), (None, None),
 ])

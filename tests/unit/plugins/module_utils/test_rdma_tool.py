@@ -150,6 +150,15 @@ def test_alias_provided(aliases, builtin, link_type, expected):
     assert _rdma_tool.alias_provided(aliases, builtin, link_type) is expected
 
 
+@given(st.lists(st.from_regex(r"alias [a-z0-9_:*-]{1,20} [a-z0-9_]{1,12}", fullmatch=True), max_size=20),
+       st.sampled_from(["rxe", "siw"]), st.booleans())
+def test_alias_provided_finds_the_alias_anywhere(lines, link_type, present):
+    lines = [line for line in lines if not line.startswith(f"alias rdma-link-{link_type} ")]
+    if present:
+        lines.insert(len(lines) // 2, f"alias rdma-link-{link_type} {_rdma_tool.DRIVER_MODULES[link_type]}")
+    assert _rdma_tool.alias_provided("\n".join(lines), "", link_type) is present
+
+
 RXE_ETH1 = {"name": "rxe0", "type": "rxe", "netdev": "eth1"}
 
 
