@@ -207,7 +207,7 @@ def read_links(module, rdma: str) -> list:
 
 def read_rule(path: str):
     try:
-        with open(path, "r", encoding="utf-8") as handle:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
@@ -237,6 +237,40 @@ def reload_udev_rules(module, rule_path: str) -> None:
     if rc != 0:
         module.warn(f"persistent: 'udevadm control --reload' failed ({_runner.first_line(err) or f'rc={rc}'}); "
                     f"udevd reads {rule_path} when it next checks its rules")
+
+
+def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
+    """Fail before any change when the kernel would refuse the add: no netdev, EEXIST, no driver."""
+    if not os.path.exists(_sysfs.path("class", "net", netdev)):
+        module.fail_json(msg=f"netdev: {netdev} does not exist (no /sys/class/net/{netdev})", changed=False)
+    owner = _rdma_tool.conflicting(links, types, name, link_type, netdev)
+    if owner:
+        module.fail_json(msg=f"netdev: {netdev} already carries {link_type} device {owner}; delete it or use name={owner}",
+                         changed=False)
+    if _rdma_tool.driver_available(link_type, platform.release()) is False:
+        module.fail_json(msg=f"type: the running kernel ({platform.release()}) has no {link_type} driver "
+                             f"(module {_rdma_tool.DRIVER_MODULES[link_type]} is neither loaded, built in nor installed)",
+                         changed=False)
+
+
+def apply_actions(module, rdma: str, actions: list, name: str, link_type, netdev) -> list:
+    """Run the planned rdma commands in order; a failure names its cause and what was already done."""
+    done = []
+    for action in actions:
+        argv = _rdma_tool.action_argv(rdma, action)
+        rc, out, err = _runner.run(module, argv)
+        if rc != 0:
+            owner = None
+            if action[0] == "add" and "exists" in (err or "").lower():
+                fresh = read_links(module, rdma)
+                fresh_types = {link["name"]: _rdma_tool.link_type_of(link["name"]) for link in fresh}
+                owner = _rdma_tool.conflicting(fresh, fresh_types, name, link_type, netdev)
+            msg = _rdma_tool.explain_error(action, rc, out, err, owner)
+            if done:
+                msg += f" (already done: {'; '.join(done)})"
+            module.fail_json(msg=msg, changed=bool(done), commands=done)
+        done.append(" ".join(argv))
+    return done
 
 
 def link_view(link, link_type) -> dict:
@@ -294,16 +328,7 @@ def main():
     actions = _rdma_tool.plan(current, desired)
 
     if any(action[0] == "add" for action in actions):
-        if not os.path.exists(_sysfs.path("class", "net", netdev)):
-            module.fail_json(msg=f"netdev: {netdev} does not exist (no /sys/class/net/{netdev})", changed=False)
-        owner = _rdma_tool.conflicting(links, types, name, link_type, netdev)
-        if owner:
-            module.fail_json(msg=f"netdev: {netdev} already carries {link_type} device {owner}; delete it or use name={owner}",
-                             changed=False)
-        if _rdma_tool.driver_available(link_type, platform.release()) is False:
-            module.fail_json(msg=f"type: the running kernel ({platform.release()}) has no {link_type} driver "
-                                 f"(module {_rdma_tool.DRIVER_MODULES[link_type]} is neither loaded, built in nor installed)",
-                             changed=False)
+        check_add(module, links, types, name, link_type, netdev)
 
     rule_before = read_rule(rule_path)
     rule_after = _persist.render_rule(rdma, name, link_type, netdev) if want_rule else None
@@ -321,20 +346,7 @@ def main():
         module.exit_json(changed=changed, link=predicted, commands=commands, diff=diff,
                          persistence={"path": rule_path, "present": rule_after is not None})
 
-    done = []
-    for action in actions:
-        rc, out, err = _runner.run(module, _rdma_tool.action_argv(rdma, action))
-        if rc != 0:
-            owner = None
-            if action[0] == "add" and "exists" in (err or "").lower():
-                fresh = read_links(module, rdma)
-                fresh_types = {link["name"]: _rdma_tool.link_type_of(link["name"]) for link in fresh}
-                owner = _rdma_tool.conflicting(fresh, fresh_types, name, link_type, netdev)
-            msg = _rdma_tool.explain_error(action, rc, out, err, owner)
-            if done:
-                msg += f" (already done: {'; '.join(done)})"
-            module.fail_json(msg=msg, changed=bool(done), commands=done)
-        done.append(" ".join(_rdma_tool.action_argv(rdma, action)))
+    done = apply_actions(module, rdma, actions, name, link_type, netdev)
 
     if rule_before != rule_after:
         try:
