@@ -8,11 +8,9 @@ VENV      := $(TOP)/.venv
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.build/collections
 export ANSIBLE_CONFIG := $(TOP)/ansible.cfg
-export PYTHONPATH := $(TOP)/.build/collections
-COLL      := $(TOP)/.build/test/ansible_collections/rdma/fabric
 PYVER      = $$($(VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
-.PHONY: help demo test bootstrap bootstrap-nolab sanity lint units molecule lab-up lab-down lab-status lab-image collection build docs-check
+.PHONY: help demo test bootstrap bootstrap-nolab sanity lint units molecule lab-up lab-down lab-status lab-image build
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
@@ -25,15 +23,6 @@ bootstrap:
 bootstrap-nolab:
 	@tools/bootstrap --no-lab
 
-# --- the collection, copied where ansible-test wants it ------------------------
-collection: bootstrap-nolab
-	@rm -rf $(COLL) && mkdir -p $(COLL)
-	@git ls-files -z --cached --others --exclude-standard | \
-	  while IFS= read -r -d '' f; do [[ -e $$f ]] && printf '%s\0' "$$f"; done | \
-	  tar --null -T - -cf - | tar -xf - -C $(COLL)
-	@# ansible-test lists files with git; the copy is its own repository so that it sees them.
-	@cd $(COLL) && git init -q && git add -A
-
 # --- tests ---------------------------------------------------------------------
 test: bootstrap
 	@tools/timed "sanity" $(MAKE) --no-print-directory sanity
@@ -41,11 +30,18 @@ test: bootstrap
 	@tools/timed "units" $(MAKE) --no-print-directory units
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
 
-sanity: collection
-	cd $(COLL) && ansible-test sanity --venv --python $(PYVER) --color no
+# Target Pythons (modules run on 3.9+): compile and import are run on every one found
+# (pyenv's, where installed), through links in .build/pythons that come first in PATH.
+PYTHONS   := $(TOP)/.build/pythons
 
-units: collection
-	cd $(COLL) && ansible-test units --venv --python $(PYVER) --color no --num-workers 2
+sanity: bootstrap-nolab
+	@rm -rf $(PYTHONS) && mkdir -p $(PYTHONS)
+	@for p in $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3.9 $(HOME)/.pyenv/versions/3.1[0-3].*/bin/python3.1[0-3]); do \
+	  ln -sf $$p $(PYTHONS)/; done
+	PATH="$(PYTHONS):$(PATH)" tools/ansible-test-run sanity --venv --color no
+
+units: bootstrap-nolab
+	tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2
 
 lint: bootstrap-nolab
 	ansible-lint --profile production --offline

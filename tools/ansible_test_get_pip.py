@@ -13,6 +13,7 @@ package index. tools/bootstrap puts it in the cache.
 from __future__ import annotations
 
 import ensurepip
+import os
 import runpy
 import sys
 
@@ -21,7 +22,12 @@ IGNORED = ("--no-setuptools", "--no-wheel")
 
 def main() -> None:
     args = [arg for arg in sys.argv[1:] if arg not in IGNORED]
+    environ = dict(os.environ)
     ensurepip.bootstrap(upgrade=True)
+    # ensurepip hides the machine's pip configuration (PIP_CONFIG_FILE=/dev/null) in
+    # this process; the install below must see it (index, certificates) again.
+    os.environ.clear()
+    os.environ.update(environ)
     sys.argv = ["pip", "install", "--upgrade"] + args
     runpy.run_module("pip", run_name="__main__", alter_sys=True)
 

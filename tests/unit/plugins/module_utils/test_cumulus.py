@@ -57,11 +57,12 @@ def _intent(name):
     return _qos_intent.normalize(INTENTS[name])
 
 
-@pytest.mark.parametrize("name", sorted(INTENTS))
-@pytest.mark.parametrize("flavor", sorted(FILE_FLAVORS))
+# tc_moved cannot render for 4.4 (test_qos_features_needs_identity_queue_map proves the error).
+GOLDEN_FILES = [(n, f) for n in sorted(INTENTS) for f in sorted(FILE_FLAVORS) if (n, f) != ("tc_moved", "qos_features")]
+
+
+@pytest.mark.parametrize("name, flavor", GOLDEN_FILES)
 def test_file_renderers_match_golden(name, flavor):
-    if name == "tc_moved" and flavor == "qos_features":
-        pytest.skip("covered by test_qos_features_needs_identity_queue_map")
     lines = _cumulus.render(_intent(name), flavor)
     _golden(f"{name}.{FILE_FLAVORS[flavor]}", "\n".join(lines) + "\n")
 

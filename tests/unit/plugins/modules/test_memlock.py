@@ -8,7 +8,6 @@ import os
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _limits
@@ -40,16 +39,22 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setattr(memlock, "_resolve_user", lambda name: (1000, 1000, ["alice", "rdma"], [1000, 107]) if name == "alice" else None)
 
     calls = []
-    monkeypatch.setattr(warnings, "_global_warnings", {})
+    # Record warnings where the module emits them: once the controller side of
+    # ansible-core is imported (any filter test does), warn() reports to the
+    # display instead of the module-side list, so that list cannot be relied on.
+    emitted = []
+
+    def warn(self, warning):
+        emitted.append(warning)
 
     def exit_json(self, **kwargs):
         kwargs.setdefault("changed", False)
-        kwargs["warnings"] = list(warnings.get_warning_messages())
+        kwargs["warnings"] = list(emitted)
         raise ExitJson(kwargs)
 
     def fail_json(self, **kwargs):
         kwargs["failed"] = True
-        kwargs["warnings"] = list(warnings.get_warning_messages())
+        kwargs["warnings"] = list(emitted)
         raise FailJson(kwargs)
 
     def run_command(self, argv, **kwargs):
@@ -59,6 +64,7 @@ def env(tmp_path, monkeypatch):
     def get_bin_path(self, name, required=False, opt_dirs=None):
         return f"/usr/bin/{name}"
 
+    monkeypatch.setattr(basic.AnsibleModule, "warn", warn)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
