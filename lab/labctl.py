@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import select
 import shutil
@@ -39,8 +40,16 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAB_SRC = os.path.join(TOP, "lab")
 LAB_DIR = os.path.abspath(os.environ.get("LAB_DIR", os.path.join(TOP, ".lab")))
-NVMS = int(os.environ.get("LAB_VMS", "2"))
-PORT_BASE = int(os.environ.get("LAB_PORT_BASE", "2222"))
+# A running lab remembers its size and ports (lab.json), so that status, ssh and
+# down reach its own VMs even when LAB_VMS / LAB_PORT_BASE are not set again.
+_SAVED = {}
+try:
+    with open(os.path.join(LAB_DIR, "lab.json"), encoding="utf-8") as _handle:
+        _SAVED = json.load(_handle)
+except (OSError, ValueError):
+    pass
+NVMS = int(os.environ.get("LAB_VMS") or _SAVED.get("vms", 2))
+PORT_BASE = int(os.environ.get("LAB_PORT_BASE") or _SAVED.get("port_base", 2222))
 CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab"))
 BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
 DATA_NET = "169.254.77"
@@ -297,6 +306,12 @@ def start_hub() -> None:
 def cmd_up() -> None:
     img = ensure_image()
     os.makedirs(LAB_DIR, exist_ok=True)
+    running = [i for i in range(1, 65) if pid_alive(os.path.join(LAB_DIR, f"vm{i}", "qemu.pid"))]
+    if running and _SAVED and (_SAVED.get("vms"), _SAVED.get("port_base")) != (NVMS, PORT_BASE):
+        raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
+                       "lab/labctl down first, or use another LAB_DIR")
+    with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
+        json.dump({"vms": NVMS, "port_base": PORT_BASE}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
@@ -318,7 +333,7 @@ def cmd_down() -> None:
         pid = pid_alive(pidfile)
         if pid:
             os.kill(pid, signal.SIGTERM)
-            for _ in range(50):
+            for _attempt in range(50):
                 if not os.path.exists(f"/proc/{pid}"):
                     break
                 time.sleep(0.1)
