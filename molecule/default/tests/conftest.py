@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -28,7 +29,18 @@ def vm2():
 
 
 def host_vars(host) -> dict:
-    return host.ansible.get_variables()
+    """The host's inventory variables, with lab_data_ip read from the guest itself.
+
+    testinfra returns inventory variables untemplated, and lab_data_ip is a template
+    in lab/group_vars, so the address actually on the data NIC is the one to use.
+    """
+    variables = dict(host.ansible.get_variables())
+    netdev = variables["lab_data_netdev"]
+    addresses = json.loads(host.check_output(f"ip -4 -j addr show dev {netdev}"))
+    ipv4 = [a["local"] for entry in addresses for a in entry.get("addr_info", []) if a.get("family") == "inet"]
+    assert ipv4, f"no IPv4 address on {netdev}"
+    variables["lab_data_ip"] = ipv4[0]
+    return variables
 
 
 def gid_facts(host) -> dict:
