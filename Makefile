@@ -30,15 +30,14 @@ test: bootstrap
 	@tools/timed "units" $(MAKE) --no-print-directory units
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
 
-# Target Pythons (modules run on 3.9+): compile and import are run on every one found
-# (pyenv's, where installed), through links in .build/pythons that come first in PATH.
+# Target Pythons (modules run on 3.9+): compile and import run on every one found,
+# through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.
 PYTHONS   := $(TOP)/.build/pythons
+NO_SHIMS  := $(shell printf '%s' "$(PATH)" | tr ':' '\n' | grep -v '/shims$$' | paste -sd: -)
 
 sanity: bootstrap-nolab
-	@rm -rf $(PYTHONS) && mkdir -p $(PYTHONS)
-	@for p in $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3.9 $(HOME)/.pyenv/versions/3.1[0-3].*/bin/python3.1[0-3]); do \
-	  ln -sf $$p $(PYTHONS)/; done
-	PATH="$(PYTHONS):$(PATH)" tools/ansible-test-run sanity --venv --color no
+	@tools/target-pythons $(PYTHONS) | tr '\n' ' ' | sed 's/^/target pythons: /'; echo
+	PATH="$(PYTHONS):$(NO_SHIMS)" tools/ansible-test-run sanity --venv --color no
 
 units: bootstrap-nolab
 	tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2
