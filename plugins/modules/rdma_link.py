@@ -13,7 +13,8 @@ description:
   - Manages a soft RoCE (C(rxe)) or soft iWARP (C(siw)) link with iproute2's C(rdma link add) and C(rdma link delete).
   - Reads the links with C(rdma -j link show) and changes only what differs. A link with the same name but another
     type or netdev is deleted and created again.
-  - With O(persistent=true) a udev rule brings the link back at boot and whenever the netdev appears again.
+  - With O(persistent=true) a udev rule has systemd start a oneshot unit that brings the link back at boot and whenever
+    the netdev appears again.
   - Every option is validated, and the netdev, the driver and conflicting links are checked, before anything is changed.
 author:
   - rdma.fabric contributors (@rdma-fabric)
@@ -48,10 +49,12 @@ options:
   persistent:
     description:
       - Keep the link across reboots and netdev re-creation with the udev rule
-        C(/etc/udev/rules.d/90-rdma-fabric-<name>.rules).
-      - V(false) removes that rule when it exists; the link itself then lasts until the next reboot or driver reload.
-      - With V(true), O(name) and O(netdev) must consist of letters, digits and V(_), V(.), V(@), V(+), V(-),
-        because udev cannot quote anything else.
+        C(/etc/udev/rules.d/90-rdma-fabric-<name>.rules), the config C(/etc/rdma-fabric/links/<name>.conf) and the
+        systemd template unit C(/etc/systemd/system/rdma-fabric-link@.service) that all links share.
+      - V(false) removes that link's rule and config when they exist (the shared unit stays); the link itself then
+        lasts until the next reboot or driver reload.
+      - With V(true), O(name) must consist of letters, digits and V(_), V(.), V(@), V(-) (it becomes a systemd unit
+        instance name), and O(netdev) of those and V(+), because udev cannot quote anything else.
     type: bool
     default: true
     version_added: 0.1.0
@@ -64,7 +67,8 @@ attributes:
     support: full
   diff_mode:
     support: full
-    details: The diff shows the link (name, type, netdev) and the udev rule's text before and after.
+    details: The diff shows the link (name, type, netdev) and the text of the udev rule, the config and the unit
+      before and after.
   platform:
     platforms: linux
 notes:
@@ -72,13 +76,25 @@ notes:
     C(/sys/class/infiniband/<name>): rxe is node_type C(1: CA) with the rxe-only C(parent) attribute; siw is node_type
     C(4: RNIC) with no parent device (it lives under C(/sys/devices/virtual/infiniband)) or siw's node description
     C(Software iWARP stack). Any other device (hardware HCA) is refused, never deleted."
-  - "Persistence is a udev rule rather than a systemd unit: rdma-core ships no way to keep rxe/siw links, and a udev
-    rule on the netdev's C(add) event covers boot (udev's coldplug trigger), driver reloads and netdevs that are
-    created again, such as dummy or veth devices, with no unit to enable. The rule runs C(rdma) by its absolute path,
-    as udev's C(RUN) has no C(PATH), and the kernel loads the driver itself (C(request_module(\"rdma-link-<type>\"))).
-    The rule file is written atomically (temporary file in the same directory, then rename) with mode 0644, and
-    C(udevadm control --reload) makes udevd use it at once (udevd otherwise checks its rules only every few seconds,
-    when events arrive, and a netdev added right after the change would miss the rule)."
+  - "Persistence: rdma-core ships no way to keep rxe/siw links. A udev rule on the netdev's C(add) event covers boot
+    (udev's coldplug trigger), driver reloads and netdevs that are created again, such as dummy or veth devices. The
+    rule only tags the netdev for systemd (C(TAG+=\"systemd\")) and adds C(rdma-fabric-link@<name>.service) to its
+    C(SYSTEMD_WANTS), so systemd starts that unit each time the netdev appears. The oneshot unit reads C(RDMA_LINK_TYPE)
+    and C(RDMA_LINK_NETDEV) from C(/etc/rdma-fabric/links/<name>.conf) (C(EnvironmentFile=)) and runs
+    C(rdma link add <name> type <type> netdev <netdev>) with no shell. C(ConditionPathExists=!/sys/class/infiniband/<name>)
+    skips the start when the device already exists, so an existing link is not an error; C(RemainAfterExit=no) lets
+    the next C(add) start it again, and it is ordered before C(network-online.target), never after it. The kernel loads
+    the driver itself (C(request_module(\"rdma-link-<type>\")))."
+  - "Why not C(RUN+=) in the rule: a program run by udev runs in C(systemd-udevd.service)'s cgroup, which has
+    C(IPAddressDeny=any) on Debian bookworm. rxe gives each queue pair a kernel UDP socket charged to the creator's
+    cgroup, and QP1 (which carries the RDMA-CM MADs) is created with the device, so every QP1 send fails with EPERM:
+    RDMA-CM connections to the host hang (C(rping) is rejected), the rxe tasklet spins and reboot hangs, while
+    C(ibv_rc_pingpong) still works. The unit has no IP sandbox. A rule written by an earlier version (same path, with
+    C(RUN+=)) is replaced on the next run."
+  - "The files are written atomically (temporary file in the same directory, then rename) with mode 0644, the unit
+    first, then the config, then the rule. C(systemctl daemon-reload) runs when the unit changed, and
+    C(udevadm control --reload) when the rule changed (udevd otherwise checks its rules only every few seconds, when
+    events arrive, and a netdev added right after the change would miss the rule); trouble with either is a warning."
   - "Before it adds a link the module checks that the netdev exists in C(/sys/class/net), that no other link of the same
     type sits on it (the kernel answers EEXIST), and that the kernel can load the driver (C(/sys/module),
     C(modules.alias), C(modules.builtin)), so that check mode predicts these failures and a replacement never deletes
@@ -103,7 +119,7 @@ EXAMPLES = r"""
     netdev: eth1
     persistent: false
 
-- name: Remove the link and its udev rule
+- name: Remove the link, its udev rule and its config
   rdma.fabric.rdma_link:
     name: rxe0
     state: absent
@@ -156,16 +172,24 @@ link:
     physical_state: LINK_UP
     netdev_index: 3
 persistence:
-  description: The udev rule that keeps the link, and whether it exists after the run.
+  description: The files that keep the link, and whether the link's rule and config exist after the run.
   returned: always
   type: dict
   contains:
-    path:
-      description: The rule file's path.
+    rule:
+      description: The udev rule's path.
       type: str
       sample: /etc/udev/rules.d/90-rdma-fabric-rxe0.rules
+    config:
+      description: The link's config, read by the unit.
+      type: str
+      sample: /etc/rdma-fabric/links/rxe0.conf
+    unit:
+      description: The systemd template unit all links share; it is never removed.
+      type: str
+      sample: /etc/systemd/system/rdma-fabric-link@.service
     present:
-      description: Whether the rule file exists after the run (or would, in check mode).
+      description: Whether the rule and the config exist after the run (or would, in check mode).
       type: bool
       sample: true
 commands:
@@ -205,7 +229,7 @@ def read_links(module, rdma: str) -> list:
         module.fail_json(msg=str(exc), changed=False)
 
 
-def read_rule(path: str):
+def read_file(path: str):
     try:
         with open(path, "r", encoding="utf-8", errors="replace") as handle:
             return handle.read()
@@ -213,8 +237,9 @@ def read_rule(path: str):
         return None
 
 
-def write_rule(module, path: str, content: str) -> None:
+def write_file(module, path: str, content: str) -> None:
     directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -227,16 +252,40 @@ def write_rule(module, path: str, content: str) -> None:
     os.chmod(path, 0o644)
 
 
-def reload_udev_rules(module, rule_path: str) -> None:
-    """Have udevd read the changed rule now: it otherwise checks its rules only every few seconds, on events."""
-    udevadm = module.get_bin_path("udevadm")
-    if not udevadm:
-        module.warn(f"persistent: udevadm not found; udevd reads {rule_path} when it next checks its rules")
+def reload_manager(module, tool: str, args: list, path: str, later: str) -> None:
+    """Have udevd or systemd read a changed file now; trouble is a warning, as the file is in place."""
+    binary = module.get_bin_path(tool)
+    if not binary:
+        module.warn(f"persistent: {tool} not found; {later} {path}")
         return
-    rc, _out, err = _runner.run(module, [udevadm, "control", "--reload"])
+    rc, _out, err = _runner.run(module, [binary] + args)
     if rc != 0:
-        module.warn(f"persistent: 'udevadm control --reload' failed ({_runner.first_line(err) or f'rc={rc}'}); "
-                    f"udevd reads {rule_path} when it next checks its rules")
+        module.warn(f"persistent: '{' '.join([tool] + args)}' failed ({_runner.first_line(err) or f'rc={rc}'}); {later} {path}")
+
+
+def update_persistence(module, files: dict, done: list) -> None:
+    """Write or remove the changed files; the unit first, the rule last (and removed first)."""
+    order = ("unit", "config", "rule") if files["rule"]["after"] is not None else ("rule", "config", "unit")
+    updated = []
+    for kind in order:
+        entry = files[kind]
+        if entry["before"] == entry["after"]:
+            continue
+        try:
+            if entry["after"] is not None:
+                write_file(module, entry["path"], entry["after"])
+            else:
+                os.unlink(entry["path"])
+        except OSError as exc:
+            module.fail_json(msg=f"persistent: cannot update {entry['path']}: {exc.strerror}", changed=bool(done or updated), commands=done)
+        updated.append(kind)
+        if kind == "unit":
+            # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
+            reload_manager(module, "systemctl", ["daemon-reload"], entry["path"],
+                           "systemd loads the unit at its next daemon-reload or boot:")
+        elif kind == "rule":
+            # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
+            reload_manager(module, "udevadm", ["control", "--reload"], entry["path"], "udevd reads")
 
 
 def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
@@ -306,15 +355,17 @@ def main():
     if not rdma:
         module.fail_json(msg="rdma: command not found; install iproute2 with 'rdma link' support (5.x or later)", changed=False)
     rule_path = _persist.rule_path(name)
+    unit_path = _persist.unit_path()
     want_rule = present and params["persistent"]
     if want_rule:
         try:
             _persist.check_persistable(name, netdev, rdma)
         except ValueError as exc:
             module.fail_json(msg=str(exc), changed=False)
-        if not os.path.isdir(os.path.dirname(rule_path)):
-            module.fail_json(msg=f"persistent: {os.path.dirname(rule_path)} does not exist (is udev installed?); "
-                                 "use persistent=false to manage the link without persistence", changed=False)
+        for directory, what in ((os.path.dirname(rule_path), "udev"), (os.path.dirname(unit_path), "systemd")):
+            if not os.path.isdir(directory):
+                module.fail_json(msg=f"persistent: {directory} does not exist (is {what} installed?); "
+                                     "use persistent=false to manage the link without persistence", changed=False)
 
     # Current state: the kernel's links, the type of each from sysfs, our rule.
     links = read_links(module, rdma)
@@ -330,38 +381,34 @@ def main():
     if any(action[0] == "add" for action in actions):
         check_add(module, links, types, name, link_type, netdev)
 
-    rule_before = read_rule(rule_path)
-    rule_after = _persist.render_rule(rdma, name, link_type, netdev) if want_rule else None
-    changed = bool(actions) or rule_before != rule_after
+    # The rule and the config belong to this link; the template unit is shared, written, never removed.
+    config_path = _persist.config_path(name)
+    files = {kind: {"path": path, "before": read_file(path)} for kind, path in
+             (("rule", rule_path), ("config", config_path), ("unit", unit_path))}
+    files["rule"]["after"] = _persist.render_rule(name, link_type, netdev) if want_rule else None
+    files["config"]["after"] = _persist.render_config(name, link_type, netdev) if want_rule else None
+    files["unit"]["after"] = _persist.render_unit(rdma) if want_rule else files["unit"]["before"]
+    changed = bool(actions) or any(entry["before"] != entry["after"] for entry in files.values())
     diff = {
-        "before": {"link": current or {}, "persistence": {"path": rule_path, "content": rule_before}},
-        "after": {"link": desired or {}, "persistence": {"path": rule_path, "content": rule_after}},
+        side: {"link": link or {},
+               "persistence": {kind: {"path": entry["path"], "content": entry[side]} for kind, entry in files.items()}}
+        for side, link in (("before", current), ("after", desired))
     }
+    persistence = {"rule": rule_path, "config": config_path, "unit": unit_path, "present": want_rule}
     commands = [" ".join(_rdma_tool.action_argv(rdma, action)) for action in actions]
 
     if module.check_mode:
         predicted = link_view(found, types.get(name)) if not actions else (
             {"name": name, "type": link_type, "netdev": netdev, "port": None, "state": None,
              "physical_state": None, "netdev_index": None} if present else {})
-        module.exit_json(changed=changed, link=predicted, commands=commands, diff=diff,
-                         persistence={"path": rule_path, "present": rule_after is not None})
+        module.exit_json(changed=changed, link=predicted, commands=commands, diff=diff, persistence=persistence)
 
     done = apply_actions(module, rdma, actions, name, link_type, netdev)
-
-    if rule_before != rule_after:
-        try:
-            if rule_after is not None:
-                write_rule(module, rule_path, rule_after)
-            else:
-                os.unlink(rule_path)
-        except OSError as exc:
-            module.fail_json(msg=f"persistent: cannot update {rule_path}: {exc.strerror}", changed=bool(done), commands=done)
-        reload_udev_rules(module, rule_path)
+    update_persistence(module, files, done)
 
     after = _rdma_tool.find_link(read_links(module, rdma), name) if present else None
     after_type = _rdma_tool.link_type_of(name) if after else None
-    module.exit_json(changed=changed, link=link_view(after, after_type), commands=done, diff=diff,
-                     persistence={"path": rule_path, "present": rule_after is not None})
+    module.exit_json(changed=changed, link=link_view(after, after_type), commands=done, diff=diff, persistence=persistence)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma
 
 RDMA = "/usr/bin/rdma"
 UDEVADM = "/usr/bin/udevadm"
-BINARIES = {"rdma": RDMA, "udevadm": UDEVADM}
+SYSTEMCTL = "/usr/bin/systemctl"
+BINARIES = {"rdma": RDMA, "udevadm": UDEVADM, "systemctl": SYSTEMCTL}
 RELEASE = "6.1.0-56-amd64"
 
 
@@ -44,6 +45,7 @@ class FakeKernel:
         self.add_reply = None
         self.delete_reply = None
         self.udevadm_reply = (0, "", "")
+        self.systemctl_reply = (0, "", "")
 
     # -- state helpers --
     def add(self, name, link_type, netdev):
@@ -72,6 +74,9 @@ class FakeKernel:
         if args[0] == UDEVADM:
             assert args[1:] == ["control", "--reload"]
             return self.udevadm_reply
+        if args[0] == SYSTEMCTL:
+            assert args[1:] == ["daemon-reload"]
+            return self.systemctl_reply
         assert args[0] == RDMA
         if args[1:] == ["-j", "link", "show"]:
             return self.show_reply or (0, json.dumps(self.links) + "\n", "")
@@ -103,6 +108,9 @@ class FakeKernel:
     def reloads(self):
         return [call for call in self.calls if call[0] == UDEVADM]
 
+    def daemon_reloads(self):
+        return [call for call in self.calls if call[0] == SYSTEMCTL]
+
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
@@ -113,12 +121,17 @@ def env(tmp_path, monkeypatch):
         trees.add_netdev(root, name, mac, index)
     rules = tmp_path / "rules.d"
     rules.mkdir()
+    systemd = tmp_path / "systemd" / "system"
+    systemd.mkdir(parents=True)
+    links = tmp_path / "rdma-fabric" / "links"  # created by the module
     modules = tmp_path / "lib" / "modules" / RELEASE
     modules.mkdir(parents=True)
     (modules / "modules.alias").write_text("alias rdma-link-rxe rdma_rxe\nalias rdma-link-siw siw\n")
     kernel = FakeKernel(str(root))
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
     monkeypatch.setattr(_persist, "UDEV_RULES_DIR", str(rules))
+    monkeypatch.setattr(_persist, "SYSTEMD_DIR", str(systemd))
+    monkeypatch.setattr(_persist, "LINKS_DIR", str(links))
     monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
     monkeypatch.setattr(rdma_link.platform, "release", lambda: RELEASE)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", kernel.run_command)
@@ -136,6 +149,12 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     kernel.modules_dir = modules
     kernel.rules = rules
+    kernel.systemd = systemd
+    kernel.links_dir = links
+    # rxe0 on eth1 as rendered with the paths above
+    kernel.rule = _persist.render_rule("rxe0", "rxe", "eth1")
+    kernel.config = _persist.render_config("rxe0", "rxe", "eth1")
+    kernel.unit = _persist.render_unit(RDMA)
     return kernel
 
 
@@ -153,8 +172,31 @@ def rule_file(env, name="rxe0"):
     return env.rules / f"90-rdma-fabric-{name}.rules"
 
 
+def config_file(env, name="rxe0"):
+    return env.links_dir / f"{name}.conf"
+
+
+def unit_file(env):
+    return env.systemd / "rdma-fabric-link@.service"
+
+
+def persistence(env, name="rxe0", present=True):
+    return {"rule": str(rule_file(env, name)), "config": str(config_file(env, name)), "unit": str(unit_file(env)),
+            "present": present}
+
+
+def files_diff(env, rule, config, unit, name="rxe0"):
+    return {"rule": {"path": str(rule_file(env, name)), "content": rule},
+            "config": {"path": str(config_file(env, name)), "content": config},
+            "unit": {"path": str(unit_file(env)), "content": unit}}
+
+
 RXE0 = {"name": "rxe0", "type": "rxe", "netdev": "eth1"}
-RULE = _persist.render_rule(RDMA, "rxe0", "rxe", "eth1")
+# what rdma_link wrote before the unit: udevd ran rdma itself, inside its IPAddressDeny=any sandbox
+OLD_RUN_RULE = (
+    'ACTION=="add", SUBSYSTEM=="net", NAME=="eth1", RUN+="/usr/bin/rdma link add rxe0 type rxe netdev eth1"\n'
+    'ACTION=="add", SUBSYSTEM=="net", NAME=="", KERNEL=="eth1", RUN+="/usr/bin/rdma link add rxe0 type rxe netdev eth1"\n'
+)
 
 
 # --- changed, unchanged, check mode, diff --------------------------------------------
@@ -166,20 +208,29 @@ def test_create_then_unchanged(env):
     assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
     assert result["link"] == {"name": "rxe0", "type": "rxe", "netdev": "eth1", "port": 1, "state": "ACTIVE",
                               "physical_state": "LINK_UP", "netdev_index": 3}
-    assert result["persistence"] == {"path": str(rule_file(env)), "present": True}
-    assert rule_file(env).read_text() == RULE
-    assert stat.S_IMODE(rule_file(env).stat().st_mode) == 0o644
-    assert [p.name for p in env.rules.iterdir()] == ["90-rdma-fabric-rxe0.rules"]  # no temporary file left
-    assert result["diff"]["before"] == {"link": {}, "persistence": {"path": str(rule_file(env)), "content": None}}
-    assert result["diff"]["after"] == {"link": RXE0, "persistence": {"path": str(rule_file(env)), "content": RULE}}
+    assert result["persistence"] == persistence(env)
+    assert rule_file(env).read_text() == env.rule
+    assert config_file(env).read_text() == env.config
+    assert unit_file(env).read_text() == env.unit
+    for path in (rule_file(env), config_file(env), unit_file(env)):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert stat.S_IMODE(env.links_dir.stat().st_mode) == 0o755
+    # no temporary file left
+    assert [p.name for p in env.rules.iterdir()] == ["90-rdma-fabric-rxe0.rules"]
+    assert [p.name for p in env.links_dir.iterdir()] == ["rxe0.conf"]
+    assert [p.name for p in env.systemd.iterdir()] == ["rdma-fabric-link@.service"]
+    assert result["diff"]["before"] == {"link": {}, "persistence": files_diff(env, None, None, None)}
+    assert result["diff"]["after"] == {"link": RXE0, "persistence": files_diff(env, env.rule, env.config, env.unit)}
     assert env.reloads() == [[UDEVADM, "control", "--reload"]]
-    assert env.calls.index(env.reloads()[0]) > env.calls.index(env.writes()[0])  # the rule after the link
+    assert env.daemon_reloads() == [[SYSTEMCTL, "daemon-reload"]]
+    # the link, then systemd learns the unit, then udevd the rule that pulls it in
+    assert env.calls.index(env.writes()[0]) < env.calls.index(env.daemon_reloads()[0]) < env.calls.index(env.reloads()[0])
     assert env.warnings == []
 
     env.calls.clear()
     ok, again = run(RXE0)
     assert ok and again["changed"] is False
-    assert env.writes() == [] and env.reloads() == []
+    assert env.writes() == [] and env.reloads() == [] and env.daemon_reloads() == []
     assert again["commands"] == []
     assert again["diff"]["before"] == again["diff"]["after"]
     assert again["link"]["state"] == "ACTIVE"
@@ -188,13 +239,14 @@ def test_create_then_unchanged(env):
 def test_check_mode_create_writes_nothing(env):
     ok, result = run(RXE0, check_mode=True)
     assert ok and result["changed"] is True
-    assert env.writes() == [] and env.reloads() == []
+    assert env.writes() == [] and env.reloads() == [] and env.daemon_reloads() == []
     assert env.links == []
-    assert not rule_file(env).exists()
+    assert not rule_file(env).exists() and not unit_file(env).exists() and not env.links_dir.exists()
     assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
     assert result["link"] == {"name": "rxe0", "type": "rxe", "netdev": "eth1", "port": None, "state": None,
                               "physical_state": None, "netdev_index": None}
-    assert result["diff"]["after"]["persistence"]["content"] == RULE
+    assert result["diff"]["after"]["persistence"] == files_diff(env, env.rule, env.config, env.unit)
+    assert result["persistence"] == persistence(env)
 
 
 def test_check_mode_delete_leaves_link_and_rule(env):
@@ -205,10 +257,10 @@ def test_check_mode_delete_leaves_link_and_rule(env):
     assert result["commands"] == ["/usr/bin/rdma link delete rxe0"]
     assert env.writes() == []
     assert [entry["ifname"] for entry in env.links] == ["rxe0"]
-    assert rule_file(env).read_text() == RULE
-    assert result["diff"]["before"]["link"] == RXE0
-    assert result["diff"]["after"] == {"link": {}, "persistence": {"path": str(rule_file(env)), "content": None}}
-    assert result["link"] == {}
+    assert rule_file(env).read_text() == env.rule and config_file(env).read_text() == env.config
+    assert result["diff"]["before"] == {"link": RXE0, "persistence": files_diff(env, env.rule, env.config, env.unit)}
+    assert result["diff"]["after"] == {"link": {}, "persistence": files_diff(env, None, None, env.unit)}
+    assert result["link"] == {} and result["persistence"] == persistence(env, present=False)
 
 
 def test_check_mode_unchanged_reports_the_link(env):
@@ -225,17 +277,24 @@ def test_absent_removes_link_and_rule_then_unchanged(env):
     assert ok and result["changed"] is True
     assert env.writes() == [[RDMA, "link", "delete", "rxe0"]]
     assert env.reloads() == [[UDEVADM, "control", "--reload"]]
-    assert env.links == [] and not rule_file(env).exists()
-    assert result["link"] == {} and result["persistence"]["present"] is False
+    assert env.daemon_reloads() == []
+    assert env.links == [] and not rule_file(env).exists() and not config_file(env).exists()
+    assert unit_file(env).read_text() == env.unit  # shared by all links: kept
+    assert result["link"] == {} and result["persistence"] == persistence(env, present=False)
+    assert result["diff"]["after"]["persistence"] == files_diff(env, None, None, env.unit)
     ok, again = run({"name": "rxe0", "state": "absent"})
     assert ok and again["changed"] is False
 
 
-def test_absent_removes_a_leftover_rule(env):
-    rule_file(env).write_text(RULE)
+@pytest.mark.parametrize("leftover", ["rule", "config"])
+def test_absent_removes_a_leftover_file(env, leftover):
+    path = rule_file(env) if leftover == "rule" else config_file(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(env.rule if leftover == "rule" else env.config)
     ok, result = run({"name": "rxe0", "state": "absent"})
     assert ok and result["changed"] is True and result["commands"] == []
-    assert not rule_file(env).exists()
+    assert not path.exists()
+    assert env.reloads() == ([[UDEVADM, "control", "--reload"]] if leftover == "rule" else [])
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -250,7 +309,9 @@ def test_replace_on_netdev_or_type_change(env, change, expected):
     assert ok and result["changed"] is True
     assert env.writes() == expected
     assert result["link"]["netdev"] == wanted["netdev"] and result["link"]["type"] == wanted["type"]
-    assert rule_file(env).read_text() == _persist.render_rule(RDMA, "rxe0", wanted["type"], wanted["netdev"])
+    assert rule_file(env).read_text() == _persist.render_rule("rxe0", wanted["type"], wanted["netdev"])
+    assert config_file(env).read_text() == _persist.render_config("rxe0", wanted["type"], wanted["netdev"])
+    assert env.daemon_reloads() == []  # the unit did not change
     assert result["diff"]["before"]["link"] == RXE0 and result["diff"]["after"]["link"] == wanted
     ok, again = run(wanted)
     assert ok and again["changed"] is False
@@ -262,7 +323,8 @@ def test_persistent_false_keeps_link_and_removes_rule(env):
     ok, result = run(dict(RXE0, persistent=False))
     assert ok and result["changed"] is True and env.writes() == []
     assert env.reloads() == [[UDEVADM, "control", "--reload"]]
-    assert not rule_file(env).exists() and result["persistence"]["present"] is False
+    assert not rule_file(env).exists() and not config_file(env).exists() and result["persistence"]["present"] is False
+    assert unit_file(env).exists()
     assert [entry["ifname"] for entry in env.links] == ["rxe0"]
     ok, again = run(dict(RXE0, persistent=False))
     assert ok and again["changed"] is False
@@ -274,9 +336,51 @@ def test_rule_rewritten_when_it_differs(env):
     os.chmod(rule_file(env), 0o600)
     ok, result = run(RXE0)
     assert ok and result["changed"] is True and env.writes() == []
-    assert rule_file(env).read_text() == RULE
+    assert rule_file(env).read_text() == env.rule
     assert stat.S_IMODE(rule_file(env).stat().st_mode) == 0o644
-    assert result["diff"]["before"]["persistence"]["content"] == "# edited by hand\n"
+    assert result["diff"]["before"]["persistence"]["rule"]["content"] == "# edited by hand\n"
+    assert env.reloads() == [[UDEVADM, "control", "--reload"]]
+
+
+@pytest.mark.parametrize("kind", ["config", "unit"])
+def test_config_or_unit_rewritten_when_it_differs(env, kind):
+    env.add("rxe0", "rxe", "eth1")
+    run(RXE0)
+    env.calls.clear()
+    path = config_file(env) if kind == "config" else unit_file(env)
+    path.write_text("RDMA_LINK_TYPE=siw\n")
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True and env.writes() == []
+    assert path.read_text() == (env.config if kind == "config" else env.unit)
+    assert result["diff"]["before"]["persistence"][kind]["content"] == "RDMA_LINK_TYPE=siw\n"
+    assert env.daemon_reloads() == ([[SYSTEMCTL, "daemon-reload"]] if kind == "unit" else [])
+    assert env.reloads() == []  # the rule did not change
+
+
+def test_old_run_rule_is_replaced_by_the_unit(env):
+    # a host persisted by an earlier version: the link is there, the rule runs rdma from udevd's sandbox
+    env.add("rxe0", "rxe", "eth1")
+    rule_file(env).write_text(OLD_RUN_RULE)
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True and result["commands"] == [] and env.writes() == []
+    assert rule_file(env).read_text() == env.rule and "RUN+=\"" not in env.rule
+    assert config_file(env).read_text() == env.config and unit_file(env).read_text() == env.unit
+    assert result["diff"]["before"]["persistence"] == files_diff(env, OLD_RUN_RULE, None, None)
+    assert env.daemon_reloads() == [[SYSTEMCTL, "daemon-reload"]] and env.reloads() == [[UDEVADM, "control", "--reload"]]
+
+
+def test_unit_is_written_once_for_all_links(env):
+    run(RXE0)
+    env.calls.clear()
+    ok, result = run({"name": "siw0", "type": "siw", "netdev": "eth1"})
+    assert ok and result["changed"] is True
+    assert env.daemon_reloads() == [] and env.reloads() == [[UDEVADM, "control", "--reload"]]
+    assert result["diff"]["before"]["persistence"]["unit"] == result["diff"]["after"]["persistence"]["unit"]
+    assert sorted(p.name for p in env.links_dir.iterdir()) == ["rxe0.conf", "siw0.conf"]
+    assert config_file(env, "siw0").read_text() == _persist.render_config("siw0", "siw", "eth1")
+    assert rule_file(env, "siw0").read_text() == _persist.render_rule("siw0", "siw", "eth1")
+    ok, _gone = run({"name": "siw0", "state": "absent"})
+    assert ok and unit_file(env).read_text() == env.unit and config_file(env).read_text() == env.config
 
 
 def test_siw_on_eth1_next_to_rxe(env):
@@ -300,6 +404,7 @@ def test_siw_on_eth1_next_to_rxe(env):
     ({"name": "rxe0", "type": "rxe", "netdev": "eth 1"}, r"^netdev: invalid interface name 'eth 1'"),
     ({"name": "rxe0", "type": "rxe", "netdev": "a-very-long-netdev"}, r"^netdev: invalid interface name"),
     ({"name": "rxe0", "type": "rxe", "netdev": "eth*"}, r"^netdev: 'eth\*' cannot be written into a udev rule"),
+    ({"name": "rxe+0", "type": "rxe", "netdev": "eth1"}, r"^name: 'rxe\+0' cannot be written into a udev rule and a systemd unit name"),
     ({"name": "rxe0", "type": "roce", "netdev": "eth1"}, r"value of type must be one of: rxe, siw, got: roce"),
     ({"name": "rxe0", "netdev": "eth1"}, r"state is present but all of the following are missing: type"),
     ({"name": "rxe0", "type": "rxe"}, r"state is present but all of the following are missing: netdev"),
@@ -312,7 +417,7 @@ def test_bad_input_fails_before_any_command(env, args, message):
     assert "\n" not in result["msg"].rstrip("\n")
     assert re.search(message, result["msg"]), result["msg"]
     assert env.calls == []
-    assert list(env.rules.iterdir()) == []
+    assert list(env.rules.iterdir()) == [] and list(env.systemd.iterdir()) == [] and not env.links_dir.exists()
 
 
 def test_unsafe_netdev_is_fine_without_persistence(env):
@@ -322,18 +427,34 @@ def test_unsafe_netdev_is_fine_without_persistence(env):
 
 
 @pytest.mark.parametrize("binaries, reply, warning", [
-    ({"rdma": RDMA}, None, "persistent: udevadm not found; udevd reads {rule} when it next checks its rules"),
+    ({"rdma": RDMA, "systemctl": SYSTEMCTL}, None, "persistent: udevadm not found; udevd reads {rule}"),
     (BINARIES, (1, "", "Failed to send reload request: No such file or directory\n"),
      "persistent: 'udevadm control --reload' failed (Failed to send reload request: No such file or directory); "
-     "udevd reads {rule} when it next checks its rules"),
+     "udevd reads {rule}"),
 ])
 def test_udev_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, warning):
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: binaries.get(name))
     env.udevadm_reply = reply
     ok, result = run(RXE0)
     assert ok and result["changed"] is True
-    assert rule_file(env).read_text() == RULE
+    assert rule_file(env).read_text() == env.rule
     assert env.warnings == [warning.format(rule=rule_file(env))]
+
+
+@pytest.mark.parametrize("binaries, reply, warning", [
+    ({"rdma": RDMA, "udevadm": UDEVADM}, None,
+     "persistent: systemctl not found; systemd loads the unit at its next daemon-reload or boot: {unit}"),
+    (BINARIES, (1, "", "System has not been booted with systemd as init system (PID 1). Can't operate.\n"),
+     "persistent: 'systemctl daemon-reload' failed (System has not been booted with systemd as init system (PID 1). "
+     "Can't operate.); systemd loads the unit at its next daemon-reload or boot: {unit}"),
+])
+def test_daemon_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, warning):
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: binaries.get(name))
+    env.systemctl_reply = reply
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True
+    assert unit_file(env).read_text() == env.unit and rule_file(env).read_text() == env.rule
+    assert env.warnings == [warning.format(unit=unit_file(env))]
 
 
 def test_rdma_missing(env, monkeypatch):
@@ -343,11 +464,14 @@ def test_rdma_missing(env, monkeypatch):
     assert result["msg"] == "rdma: command not found; install iproute2 with 'rdma link' support (5.x or later)"
 
 
-def test_rules_dir_missing(env):
-    env.rules.rmdir()
+@pytest.mark.parametrize("missing, what", [("rules", "udev"), ("systemd", "systemd")])
+def test_rules_or_systemd_dir_missing(env, missing, what):
+    directory = env.rules if missing == "rules" else env.systemd
+    directory.rmdir()
     ok, result = run(RXE0)
     assert not ok and result["changed"] is False
-    assert result["msg"].startswith(f"persistent: {env.rules} does not exist (is udev installed?)")
+    assert result["msg"] == (f"persistent: {directory} does not exist (is {what} installed?); "
+                             "use persistent=false to manage the link without persistence")
     assert env.calls == []
 
 
@@ -480,5 +604,22 @@ def test_rule_write_failure(env, monkeypatch):
 
     monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse)
     ok, result = run(RXE0)
-    assert not ok
+    assert not ok and result["changed"] is False
+    assert result["msg"] == f"persistent: cannot update {unit_file(env)}: Permission denied"
+    assert not unit_file(env).exists() and not rule_file(env).exists()
+
+
+def test_rule_write_failure_after_the_unit_and_config(env, monkeypatch):
+    env.add("rxe0", "rxe", "eth1")
+    real = rdma_link.tempfile.mkstemp
+
+    def refuse_rules(*args, **kwargs):
+        if kwargs.get("dir") == str(env.rules):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse_rules)
+    ok, result = run(RXE0)
+    assert not ok and result["changed"] is True  # the unit and the config were written
     assert result["msg"] == f"persistent: cannot update {rule_file(env)}: Permission denied"
+    assert unit_file(env).read_text() == env.unit and config_file(env).read_text() == env.config and not rule_file(env).exists()
