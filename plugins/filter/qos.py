@@ -5,21 +5,8 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos
-
-
-def _wrap(name, func):
-    def filter_func(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except ValueError as err:
-            raise AnsibleFilterError(f"{name}: {err}") from None
-
-    filter_func.__name__ = name
-    filter_func.__doc__ = func.__doc__
-    return filter_func
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 
 def dscp_to_tos(dscp, ecn=0):
@@ -51,13 +38,10 @@ class FilterModule:
     """rdma.fabric QoS filters."""
 
     def filters(self):
-        return {
-            name: _wrap(name, func)
-            for name, func in (
-                ("dscp_to_tos", dscp_to_tos),
-                ("tos_to_dscp", tos_to_dscp),
-                ("tos_to_ecn", tos_to_ecn),
-                ("tos_to_sl", tos_to_sl),
-                ("sl_to_pcp", sl_to_pcp),
-            )
-        }
+        return _filters.filter_map([
+            dscp_to_tos,
+            tos_to_dscp,
+            tos_to_ecn,
+            tos_to_sl,
+            sl_to_pcp,
+        ])

@@ -5,9 +5,8 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.rdma.fabric.plugins.module_utils import _cumulus, _qos_agree, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 
 def _intent(value, root=_qos_intent.ROOT):
@@ -79,32 +78,17 @@ def qos_agreement(host, switch, intent, root=_qos_intent.ROOT):
     return _qos_agree.agreement(host_view, switch_view, _intent(intent, root))
 
 
-def _wrap(name, func):
-    def filter_func(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except ValueError as err:
-            raise AnsibleFilterError(f"{name}: {err}") from None
-
-    filter_func.__name__ = name
-    filter_func.__doc__ = func.__doc__
-    return filter_func
-
-
 class FilterModule:
     """rdma.fabric lossless-RoCE intent filters."""
 
     def filters(self):
-        return {
-            name: _wrap(name, func)
-            for name, func in (
-                ("qos_intent", qos_intent),
-                ("qos_host_settings", qos_host_settings),
-                ("cumulus_traffic_conf", cumulus_traffic_conf),
-                ("cumulus_conf_merge", cumulus_conf_merge),
-                ("cumulus_nvue_commands", cumulus_nvue_commands),
-                ("qos_host_view", qos_host_view),
-                ("qos_switch_view", qos_switch_view),
-                ("qos_agreement", qos_agreement),
-            )
-        }
+        return _filters.filter_map([
+            qos_intent,
+            qos_host_settings,
+            cumulus_traffic_conf,
+            cumulus_conf_merge,
+            cumulus_nvue_commands,
+            qos_host_view,
+            qos_switch_view,
+            qos_agreement,
+        ])
