@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _roce, _sysfs
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 _MAPPED_PREFIX = "0000:0000:0000:0000:0000:ffff:"
@@ -150,6 +150,17 @@ def mac_from_guid(guid):
         return None
     mac = bytes([raw[0] ^ 0x02]) + raw[1:3] + raw[5:8]
     return ":".join(f"{b:02x}" for b in mac)
+
+
+def port_transport(node_type, link_layer):
+    """'iWARP' for RNICs (siw, iWARP hardware), 'InfiniBand' or 'RoCE' by link layer, else None."""
+    if node_type == "RNIC":
+        return "iWARP"
+    if link_layer == "InfiniBand":
+        return "InfiniBand"
+    if link_layer == "Ethernet":
+        return "RoCE"
+    return None
 
 
 def port_sort_key(name: str):
@@ -319,27 +330,39 @@ def device_driver(device_dir: str):
     return None
 
 
-def collect(devices=None, port=None) -> dict:
+def collect(devices=None, port=None, roce_defaults=True) -> dict:
     """Read devices, ports and GID tables; filters: a list of device names, a port number.
 
+    With roce_defaults, each port also gets the RDMA-CM default RoCE mode and ToS
+    from configfs (read only; see _roce.read_defaults), and rdma_cm_status says
+    whether they could be read.
+
     Returns {'rdma_devices': {...}, 'rdma_gids': [...], 'rdma_roce_v2_gid_index': {...},
-    'missing': [names asked for but absent]}.
+    'rdma_cm_status': {'readable', 'reason'}, 'missing': [names asked for but absent]}.
     """
     root = _sysfs.path("class", "infiniband")
     present = _sysfs.list_dir(root)
     wanted = present if devices is None else [d for d in devices if d in present]
     missing = [] if devices is None else [d for d in devices if d not in present]
+    cm_reason = None
+    if not roce_defaults:
+        cm_reason = "not read (roce_defaults=false)"
+    else:
+        cm_reason = _roce.cm_unavailable_reason(_sysfs.read_attr(_roce.PROC_MOUNTS) or "",
+                                                os.path.isdir(_roce.rdma_cm_root()))
+    cm_problems = []
     rdma_devices = {}
     rdma_gids = []
     mac_index = None
     for device in sorted(set(wanted)):
         device_dir = os.path.join(root, device)
         guid = _sysfs.read_attr(os.path.join(device_dir, "node_guid"))
+        node_type = parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type")))
         info = {
             "node_guid": guid,
             "sys_image_guid": _sysfs.read_attr(os.path.join(device_dir, "sys_image_guid")),
             "fw_ver": _sysfs.read_attr(os.path.join(device_dir, "fw_ver")),
-            "node_type": parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type"))),
+            "node_type": node_type,
             "driver": device_driver(device_dir),
             "ports": {},
         }
@@ -353,21 +376,34 @@ def collect(devices=None, port=None) -> dict:
             port_dir = os.path.join(ports_dir, port_name)
             rows = read_gid_table(device, number, port_dir)
             netdev, mac_index = port_netdev(device_dir, number, rows, guid, mac_index)
+            link_layer = _sysfs.read_attr(os.path.join(port_dir, "link_layer"))
             info["ports"][port_name] = {
                 "state": parse_enum(_sysfs.read_attr(os.path.join(port_dir, "state"))),
                 "phys_state": parse_enum(_sysfs.read_attr(os.path.join(port_dir, "phys_state"))),
-                "link_layer": _sysfs.read_attr(os.path.join(port_dir, "link_layer")),
+                "link_layer": link_layer,
+                "transport": port_transport(node_type, link_layer),
                 "rate": _sysfs.read_attr(os.path.join(port_dir, "rate")),
                 "lid": parse_int(_sysfs.read_attr(os.path.join(port_dir, "lid"))),
                 "sm_lid": parse_int(_sysfs.read_attr(os.path.join(port_dir, "sm_lid"))),
                 "netdev": netdev,
                 "gid_count": len(rows),
+                "gid_types": _roce.gid_types(row["type"] for row in rows),
+                "roce_mode": None,
+                "roce_tos": None,
             }
             rdma_gids.extend(rows)
+        if cm_reason is None and info["ports"]:
+            values, problem = _roce.read_defaults(device, [int(p) for p in info["ports"]])
+            for number, attrs in values.items():
+                info["ports"][str(number)]["roce_mode"] = attrs["mode"]
+                info["ports"][str(number)]["roce_tos"] = attrs["tos"]
+            if problem:
+                cm_problems.append(problem)
         rdma_devices[device] = info
     return {
         "rdma_devices": rdma_devices,
         "rdma_gids": rdma_gids,
         "rdma_roce_v2_gid_index": roce_v2_lookup(rdma_gids),
+        "rdma_cm_status": {"readable": cm_reason is None, "reason": cm_reason or ("; ".join(cm_problems) or None)},
         "missing": missing,
     }

@@ -73,6 +73,13 @@ def parse_tos(text) -> int:
     raise ValueError(f"default_roce_tos: unexpected value {text!r}; expected a decimal number 0-255")
 
 
+def parse_attr(attr: str, text):
+    """A configfs attribute's text in the kernel's vocabulary: mode 'RoCE v2'/'IB/RoCE v1', tos an int."""
+    if attr == "tos":
+        return parse_tos(text)
+    return MODES[mode_from_kernel(text)]
+
+
 def persistable_name(device: str) -> str:
     """Persistence puts the name in a unit instance: [A-Za-z0-9_.:-] only."""
     if not _PERSISTABLE.match(device or ""):
@@ -193,7 +200,7 @@ def parse_persist(text: str, device: str, configfs_root: str) -> dict:
         attr = FILE_ATTRS[rest[1]]
         value = match.group("value")
         try:
-            value = parse_tos(value) if attr == "tos" else MODES[mode_from_kernel(value)]
+            value = parse_attr(attr, value)
         except ValueError:
             continue
         entries.setdefault(int(rest[0]), {})[attr] = value
@@ -285,3 +292,55 @@ def create_group(group: str) -> None:
 def remove_group(group: str) -> None:
     """rmdir of the device's group; configfs drops its default groups with it."""
     os.rmdir(group)
+
+
+# --- reading the defaults without writing any (gid_facts) --------------------------
+def cm_unavailable_reason(mounts_text: str, have_rdma_cm_dir: bool):
+    """Why the defaults cannot be read (configfs not mounted, rdma_cm not loaded), or None."""
+    root = _sysfs.configfs_root()
+    if not configfs_mounted(mounts_text, root):
+        return f"configfs is not mounted at {root}"
+    if not have_rdma_cm_dir:
+        return f"rdma_cm is not loaded (no {rdma_cm_root()})"
+    return None
+
+
+def read_defaults(device: str, ports) -> tuple:
+    """The RDMA-CM defaults of a device's ports, read from configfs, never written.
+
+    The values belong to the device and survive rmdir of its group, so a missing
+    group does not mean the defaults are in force: the group is created to read
+    them and removed again, only when this call created it. Returns
+    ({port: {'mode': 'v1'|'v2'|None, 'tos': int|None}}, problem or None); a value
+    that cannot be read or parsed is None and named in the problem.
+    """
+    values = {port: {"mode": None, "tos": None} for port in ports}
+    group = group_path(device)
+    created = False
+    problems = []
+    if not os.path.isdir(group):
+        try:
+            create_group(group)
+            created = True
+        except FileExistsError:
+            pass  # created by someone else meanwhile: read it, leave it
+        except OSError as err:
+            return values, f"{device}: cannot create {group} to read its defaults: {err.strerror}"
+    try:
+        for port in ports:
+            for attr in ATTRS:
+                filename = attr_path(device, port, attr)
+                text = _sysfs.read_attr(filename)
+                try:
+                    value = parse_attr(attr, text)
+                except ValueError:
+                    problems.append(f"cannot read {filename}" if text is None else f"unexpected {text!r} in {filename}")
+                    continue
+                values[port][attr] = KERNEL_MODES[value] if attr == "mode" else value
+    finally:
+        if created:
+            try:
+                remove_group(group)
+            except OSError as err:
+                problems.append(f"could not remove {group}, created to read it: {err.strerror}")
+    return values, ("; ".join(problems) or None)

@@ -16,6 +16,13 @@ description:
   - Reads sysfs only and starts no process. Empty GID slots (all zeros) are skipped before their C(gid_attrs)
     are read; unreadable C(gid_attrs) (EINVAL on IB and iWARP ports) are reported as null, not as errors.
   - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw).
+  - Also reads the RDMA-CM default RoCE mode and ToS of every port from configfs (what M(rdma.fabric.roce_mode) sets),
+    without writing any value. The values belong to the device and survive the removal of its configfs group, so a
+    missing group does not mean the kernel defaults are in force. To read them, the module creates the device's group
+    (C(mkdir /sys/kernel/config/rdma_cm/<device>)) and removes it again when it created it. It never mounts configfs and
+    never loads C(rdma_cm): without them the values are null and RV(ansible_facts.rdma_cm_status.reason) says why.
+  - Runs as a fact module of Ansible's own fact gathering, next to M(ansible.builtin.setup), so that a plain
+    C(gather_facts) collects RDMA facts and a fact cache keeps them. See the notes.
 author:
   - rdma.fabric contributors (@rdma-fabric)
 options:
@@ -31,6 +38,14 @@ options:
       - Only this port number of each device. Default is every port.
     type: int
     version_added: 0.1.0
+  roce_defaults:
+    description:
+      - Read the RDMA-CM default RoCE mode and ToS of each port from configfs.
+      - Reading them as a non-root user, or on a host where configfs is read-only, leaves them null when the device's
+        configfs group does not exist yet.
+    type: bool
+    default: true
+    version_added: 0.1.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup
@@ -39,7 +54,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: The module changes nothing, so it runs the same in check mode.
+    details: The module writes no value, so it runs the same in check mode (it may create and remove a device's
+      RDMA-CM configfs group to read the defaults, as in a normal run).
   diff_mode:
     support: none
   facts:
@@ -51,6 +67,15 @@ notes:
     C(dev_port) (hardware), else, for siw whose sysfs names no netdev, from the netdev whose MAC the node GUID was
     derived from, when exactly one lower-level netdev has that MAC."
   - The GID rows' C(netdev) is exactly the kernel's C(gid_attrs/ndevs) entry, so it is null on IB and iWARP ports.
+  - "To gather RDMA facts in Ansible's fact-gathering stage, list the module in C(FACTS_MODULES): the variable
+    C(ansible_facts_modules: [ansible.builtin.setup, rdma.fabric.gid_facts]), the environment variable
+    C(ANSIBLE_FACTS_MODULES), or C(facts_modules) in the C([defaults]) section of C(ansible.cfg). With more than one
+    fact module Ansible runs them as async jobs and polls them; C(ansible_facts_parallel: false) runs them one after the
+    other, which costs less than the polling on slow hosts (see the collection's C(benchmarks/README.md))."
+  - "With a fact cache (for example C(fact_caching = jsonfile) and C(gathering = smart)), the facts are kept with the
+    host's other facts; C(gathering = smart) then skips the whole gathering stage while the cache is valid. Refresh
+    with C(--flush-cache) or C(fact_caching_timeout). The C(ansible.builtin.constructed) inventory plugin reads them
+    from the cache: C(playbooks/inventory/rdma.constructed.yml) in the collection groups hosts by RDMA facts."
 seealso:
   - module: rdma.fabric.rdma_link
 """
@@ -103,6 +128,10 @@ ansible_facts:
               sm_lid: 0
               netdev: eth1
               gid_count: 3
+              gid_types: [RoCE v2]
+              transport: RoCE
+              roce_mode: v2
+              roce_tos: 106
       contains:
         node_guid:
           description: The node GUID as sysfs prints it.
@@ -148,6 +177,28 @@ ansible_facts:
             gid_count:
               description: The number of populated GIDs.
               type: int
+            gid_types:
+              description: The distinct types of the populated GIDs (V(RoCE v2), V(IB/RoCE v1)), sorted.
+              type: list
+              elements: str
+              version_added: 0.1.0
+            transport:
+              description:
+                - V(iWARP) for RNICs (siw and iWARP hardware), else V(InfiniBand) or V(RoCE) by the link layer; null when
+                  the link layer is unknown.
+              type: str
+              version_added: 0.1.0
+            roce_mode:
+              description:
+                - The RDMA-CM default RoCE version of the port (V(v1) or V(v2)), as configfs shows it.
+                - Null when it could not be read (see RV(ansible_facts.rdma_cm_status)) or O(roce_defaults=false).
+              type: str
+              version_added: 0.1.0
+            roce_tos:
+              description:
+                - The RDMA-CM default ToS of the port (0-255); null when it could not be read.
+              type: int
+              version_added: 0.1.0
     rdma_gids:
       description: One row per populated GID, ordered by device, port and index.
       returned: always
@@ -180,6 +231,19 @@ ansible_facts:
           description: The IPv4 address of an IPv4-mapped GID; the key is absent for other GIDs.
           type: str
           returned: for IPv4-mapped GIDs
+    rdma_cm_status:
+      description: Whether the RDMA-CM defaults could be read, and why not.
+      returned: always
+      type: dict
+      version_added: 0.1.0
+      sample: {readable: false, reason: rdma_cm is not loaded (no /sys/kernel/config/rdma_cm)}
+      contains:
+        readable:
+          description: True when configfs is mounted and C(rdma_cm) is loaded (and O(roce_defaults) is true).
+          type: bool
+        reason:
+          description: Why the defaults are null, or which values could not be read; null when all were read.
+          type: str
     rdma_roce_v2_gid_index:
       description:
         - The RoCE v2 GID index per IPv4 address (C(by_ipv4)) and per netdev (C(by_netdev)).
@@ -212,6 +276,7 @@ def main():
         argument_spec=dict(
             device=dict(type="list", elements="str"),
             port=dict(type="int"),
+            roce_defaults=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -220,7 +285,7 @@ def main():
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
 
-    facts = _gid.collect(module.params["device"], module.params["port"])
+    facts = _gid.collect(module.params["device"], module.params["port"], module.params["roce_defaults"])
     for name in facts.pop("missing"):
         module.warn(f"device: no RDMA device named {name} in /sys/class/infiniband")
     module.exit_json(changed=False, ansible_facts=facts)

@@ -235,7 +235,7 @@ def _read_current(module, device, port):
         if text is None:
             module.fail_json(msg=f"port: cannot read {filename}: rdma_cm shows no port {port} for {device}")
         try:
-            current[attr] = _roce.parse_tos(text) if attr == "tos" else _roce.MODES[_roce.mode_from_kernel(text)]
+            current[attr] = _roce.parse_attr(attr, text)
         except ValueError as err:
             module.fail_json(msg=str(err))
     return current

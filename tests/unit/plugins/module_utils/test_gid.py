@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _roce, _sysfs
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
 
 ipv4s = st.integers(min_value=0, max_value=2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
@@ -230,7 +230,13 @@ def test_roce_v2_lookup_properties(specs):
 @pytest.fixture
 def sysroot(tmp_path, monkeypatch):
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
+    mounts = tmp_path / "mounts"
+    mounts.write_text("sysfs /sys sysfs rw 0 0\n")
+    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))  # no configfs: RDMA-CM defaults are null
     return tmp_path
+
+
+NO_CM = {"roce_mode": None, "roce_tos": None}
 
 
 def test_collect_lab_tree(sysroot):
@@ -242,13 +248,15 @@ def test_collect_lab_tree(sysroot):
             "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "CA",
             "driver": "rxe",
             "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
-                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 2}},
+                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 2,
+                            "transport": "RoCE", "gid_types": ["RoCE v2"], **NO_CM}},
         },
         "siw0": {
             "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "RNIC",
             "driver": "siw",
             "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
-                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 1}},
+                            "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 1,
+                            "transport": "iWARP", "gid_types": ["IB/RoCE v1"], **NO_CM}},
         },
     }
     assert facts["rdma_gids"] == [
@@ -289,7 +297,8 @@ def test_collect_infiniband_hca(sysroot):
     assert dev["driver"] == "mlx5_core"
     assert dev["fw_ver"] == "20.31.1014"
     assert dev["ports"]["1"] == {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "InfiniBand",
-                                 "rate": "200 Gb/sec (4X HDR)", "lid": 18, "sm_lid": 1, "netdev": "ib0", "gid_count": 1}
+                                 "rate": "200 Gb/sec (4X HDR)", "lid": 18, "sm_lid": 1, "netdev": "ib0", "gid_count": 1,
+                                 "transport": "InfiniBand", "gid_types": ["IB/RoCE v1"], **NO_CM}
     assert dev["ports"]["2"]["state"] == "DOWN"
     assert dev["ports"]["2"]["netdev"] == "ib1"
     assert dev["ports"]["2"]["lid"] == 65535
@@ -310,7 +319,23 @@ def test_collect_filters_device_and_port(sysroot):
 
 def test_collect_without_rdma(sysroot):
     assert _gid.collect() == {"rdma_devices": {}, "rdma_gids": [], "missing": [],
-                              "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}}}
+                              "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}},
+                              "rdma_cm_status": {"readable": False,
+                                                 "reason": f"configfs is not mounted at {sysroot}/kernel/config"}}
+
+
+@pytest.mark.parametrize("node_type, link_layer, expected", [
+    ("CA", "Ethernet", "RoCE"),
+    ("CA", "InfiniBand", "InfiniBand"),
+    ("RNIC", "Ethernet", "iWARP"),
+    ("RNIC", None, "iWARP"),
+    ("CA", None, None),
+    (None, "Ethernet", "RoCE"),
+    ("switch", "InfiniBand", "InfiniBand"),
+    ("CA", "Unknown", None),
+])
+def test_port_transport(node_type, link_layer, expected):
+    assert _gid.port_transport(node_type, link_layer) == expected
 
 
 @pytest.mark.parametrize("netdevs, expected", [

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -12,9 +13,10 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import gid_facts
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.rdma_cm_emulator import install_rdma_cm
 
 
 # patch_module_args imports ansible's controller-side JSON profiles on first use, and
@@ -40,6 +42,9 @@ class ProcessStarted(AssertionError):
 def sysroot(tmp_path, monkeypatch):
     """A recorded sysfs tree, and a world where starting any process is a test failure."""
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
+    mounts = tmp_path / "no-mounts"
+    mounts.write_text("sysfs /sys sysfs rw 0 0\n")
+    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
 
     def forbidden(*args, **kwargs):
         raise ProcessStarted(f"gid_facts started a process: {args!r}")
@@ -86,13 +91,40 @@ def test_the_process_guard_works(sysroot):
         os.system("true")
 
 
-@pytest.mark.parametrize("check_mode", [False, True])
-def test_lab_tree_without_any_process(sysroot, warned, check_mode):
+LAB_CM = {"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}}
+
+
+@pytest.fixture
+def rdma_cm(sysroot, monkeypatch):
+    """The lab tree with configfs mounted and rdma_cm loaded, no group yet, rxe0 at v2/ToS 106."""
     trees.lab_tree(sysroot)
+    cm = install_rdma_cm(monkeypatch, sysroot, LAB_CM)
+    cm.values[("rxe0", 1)]["tos"] = 106
+    return cm
+
+
+def ports(result):
+    return {(dev, port): (info["roce_mode"], info["roce_tos"])
+            for dev, dinfo in result["ansible_facts"]["rdma_devices"].items() for port, info in dinfo["ports"].items()}
+
+
+def groups(sysroot):
+    return sorted(os.listdir(os.path.join(str(sysroot), "kernel", "config", "rdma_cm")))
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_lab_tree_without_any_process(rdma_cm, sysroot, warned, check_mode):
     ok, result = run({}, check_mode=check_mode)
     assert ok and result["changed"] is False
     facts = result["ansible_facts"]
-    assert set(facts) == {"rdma_devices", "rdma_gids", "rdma_roce_v2_gid_index"}
+    assert set(facts) == {"rdma_devices", "rdma_gids", "rdma_roce_v2_gid_index", "rdma_cm_status"}
+    assert facts["rdma_cm_status"] == {"readable": True, "reason": None}
+    rxe, siw = facts["rdma_devices"]["rxe0"]["ports"]["1"], facts["rdma_devices"]["siw0"]["ports"]["1"]
+    assert (rxe["transport"], rxe["gid_types"], rxe["roce_mode"], rxe["roce_tos"]) == ("RoCE", ["RoCE v2"], "v2", 106)
+    assert (siw["transport"], siw["gid_types"], siw["roce_mode"], siw["roce_tos"]) == ("iWARP", ["IB/RoCE v1"], "v1", 0)
+    # the groups were made to read the values and removed again; no value was written
+    assert rdma_cm.mkdirs == ["rxe0", "siw0"] and rdma_cm.rmdirs == ["rxe0", "siw0"]
+    assert rdma_cm.writes == [] and groups(sysroot) == []
     assert sorted(facts["rdma_devices"]) == ["rxe0", "siw0"]
     assert facts["rdma_devices"]["rxe0"]["driver"] == "rxe"
     assert facts["rdma_devices"]["siw0"]["ports"]["1"]["netdev"] == "eth1"
@@ -133,8 +165,92 @@ def test_filters_and_missing_device_warning(sysroot, warned):
 def test_no_rdma_at_all(sysroot):
     ok, result = run({})
     assert ok and result["changed"] is False
-    assert result["ansible_facts"] == {"rdma_devices": {}, "rdma_gids": [],
-                                       "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}}}
+    assert result["ansible_facts"] == {
+        "rdma_devices": {}, "rdma_gids": [], "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}},
+        "rdma_cm_status": {"readable": False, "reason": f"configfs is not mounted at {sysroot}/kernel/config"}}
+
+
+# --- RDMA-CM defaults: read, never written ---------------------------------------------
+def test_an_existing_group_is_read_and_left_alone(rdma_cm, sysroot):
+    rdma_cm.create_group(_roce.group_path("rxe0"))
+    rdma_cm.mkdirs.clear()
+    ok, result = run({"device": ["rxe0"]})
+    assert ok and ports(result) == {("rxe0", "1"): ("v2", 106)}
+    assert rdma_cm.mkdirs == [] and rdma_cm.rmdirs == [] and groups(sysroot) == ["rxe0"]
+
+
+def test_values_survive_the_groups_removal(rdma_cm, sysroot):
+    group = _roce.group_path("siw0")
+    rdma_cm.create_group(group)
+    rdma_cm.values[("siw0", 1)]["tos"] = 32
+    rdma_cm.remove_group(group)
+    ok, result = run({})
+    assert ok and ports(result) == {("rxe0", "1"): ("v2", 106), ("siw0", "1"): ("v1", 32)}
+    assert groups(sysroot) == []
+
+
+@pytest.mark.parametrize("mounted, loaded, reason", [
+    (False, True, "configfs is not mounted at {root}/kernel/config"),
+    (False, False, "configfs is not mounted at {root}/kernel/config"),
+    (True, False, "rdma_cm is not loaded (no {root}/kernel/config/rdma_cm)"),
+])
+def test_without_configfs_or_rdma_cm_the_values_are_null(sysroot, monkeypatch, mounted, loaded, reason):
+    trees.lab_tree(sysroot)
+    cm = install_rdma_cm(monkeypatch, sysroot, LAB_CM, mounted=mounted, loaded=loaded)
+    ok, result = run({})
+    assert ok and result["changed"] is False
+    assert result["ansible_facts"]["rdma_cm_status"] == {"readable": False, "reason": reason.format(root=sysroot)}
+    assert set(ports(result).values()) == {(None, None)}
+    assert cm.mkdirs == [] and len(result["ansible_facts"]["rdma_gids"]) == 3
+
+
+def test_roce_defaults_false_touches_no_configfs(rdma_cm):
+    ok, result = run({"roce_defaults": False})
+    assert ok and set(ports(result).values()) == {(None, None)}
+    assert result["ansible_facts"]["rdma_cm_status"] == {"readable": False, "reason": "not read (roce_defaults=false)"}
+    assert rdma_cm.mkdirs == []
+
+
+def test_a_group_that_cannot_be_made_gives_nulls_and_the_reason(rdma_cm, sysroot, monkeypatch):
+    def refuse(group):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(_roce, "create_group", refuse)
+    ok, result = run({"device": ["rxe0"]})
+    assert ok and ports(result) == {("rxe0", "1"): (None, None)}
+    group = f"{sysroot}/kernel/config/rdma_cm/rxe0"
+    assert result["ansible_facts"]["rdma_cm_status"] == {
+        "readable": True, "reason": f"rxe0: cannot create {group} to read its defaults: Permission denied"}
+
+
+def test_a_group_made_meanwhile_by_someone_else_is_read_and_kept(rdma_cm, sysroot, monkeypatch):
+    def raced(group):
+        rdma_cm.create_group(group)
+        raise FileExistsError(errno.EEXIST, "File exists")
+
+    monkeypatch.setattr(_roce, "create_group", raced)
+    ok, result = run({"device": ["rxe0"]})
+    assert ok and ports(result) == {("rxe0", "1"): ("v2", 106)}
+    assert rdma_cm.rmdirs == [] and groups(sysroot) == ["rxe0"]
+
+
+def test_a_group_that_cannot_be_removed_is_reported(rdma_cm, sysroot, monkeypatch):
+    def busy(group):
+        raise OSError(errno.EBUSY, "Device or resource busy")
+
+    monkeypatch.setattr(_roce, "remove_group", busy)
+    ok, result = run({"device": ["rxe0"]})
+    assert ok and ports(result) == {("rxe0", "1"): ("v2", 106)}
+    assert result["ansible_facts"]["rdma_cm_status"]["reason"] == (
+        f"could not remove {sysroot}/kernel/config/rdma_cm/rxe0, created to read it: Device or resource busy")
+
+
+def test_an_unexpected_value_is_null_and_named(rdma_cm, sysroot):
+    rdma_cm.values[("rxe0", 1)]["mode"] = "RoCE v3"
+    ok, result = run({"device": ["rxe0"]})
+    assert ok and ports(result) == {("rxe0", "1"): (None, 106)}
+    filename = f"{sysroot}/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode"
+    assert result["ansible_facts"]["rdma_cm_status"]["reason"] == f"unexpected 'RoCE v3' in {filename}"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 
 import pytest
 from ansible.module_utils import basic
@@ -14,6 +13,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import roce_mode
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.rdma_cm_emulator import install_rdma_cm
 
 
 class ExitJson(Exception):
@@ -22,68 +22,6 @@ class ExitJson(Exception):
 
 class FailJson(Exception):
     pass
-
-
-class RdmaCm:
-    """rdma_cm's configfs as the 6.1 kernel behaves (see kernel-facts.md, lab-facts.md).
-
-    Values belong to the device and survive rmdir of the group; mkdir for a device
-    rdma_cm does not know fails with ENODEV; a GID type the port does not support
-    and any other mode text fail with EINVAL; a ToS above 255 with ERANGE.
-    """
-
-    def __init__(self, devices):
-        self.devices = devices  # name -> {port: set of supported GID types}
-        self.values = {(dev, port): {"mode": "RoCE v2" if "RoCE v2" in types else "IB/RoCE v1", "tos": 0}
-                       for dev, ports in devices.items() for port, types in ports.items()}
-        self.writes = []
-        self.mkdirs = []
-        self.rmdirs = []
-        self.fail_read_back = False
-
-    def create_group(self, group):
-        device = os.path.basename(group)
-        if device not in self.devices:
-            raise OSError(errno.ENODEV, "No such device")
-        os.mkdir(group)
-        self.mkdirs.append(device)
-        for port in self.devices[device]:
-            self._sync(device, port)
-
-    def remove_group(self, group):
-        shutil.rmtree(group)
-        self.rmdirs.append(os.path.basename(group))
-
-    def _sync(self, device, port):
-        group = _roce.group_path(device)
-        if os.path.isdir(group):
-            base = os.path.join(group, "ports", str(port))
-            os.makedirs(base, exist_ok=True)
-            for attr, name in _roce.ATTR_FILES.items():
-                with open(os.path.join(base, name), "w", encoding="utf-8") as handle:
-                    handle.write(f"{self.values[(device, port)][attr]}\n")
-
-    def write_attr(self, filename, value):
-        parts = filename.split(os.sep)
-        device, port, name = parts[-4], int(parts[-2]), parts[-1]
-        self.writes.append((device, port, name, value))
-        try:
-            if name == "default_roce_mode":
-                text = value[:-1] if value.endswith("\n") else value
-                if text not in ("IB/RoCE v1", "RoCE v2") or text not in self.devices[device][port]:
-                    raise OSError(errno.EINVAL, "Invalid argument")
-                self.values[(device, port)]["mode"] = text
-            else:
-                number = int(value, 0)
-                if number > 255:
-                    raise OSError(errno.ERANGE, "Numerical result out of range")
-                self.values[(device, port)]["tos"] = number
-        except OSError as err:
-            raise _sysfs.AttrWriteError(filename, value, err) from None
-        self._sync(device, port)
-        if self.fail_read_back:
-            return "garbage"
-        return _sysfs.read_attr(filename)
 
 
 @pytest.fixture
@@ -98,20 +36,14 @@ def lab(tmp_path, monkeypatch):
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(gid_type + "\n")
-    (root / "kernel" / "config" / "rdma_cm").mkdir(parents=True)
-    mounts = tmp_path / "mounts"
-    mounts.write_text(f"sysfs /sys sysfs rw 0 0\nconfigfs {root}/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0\n")
     etc = tmp_path / "etc"
     monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
     monkeypatch.setattr(_roce, "PERSIST_DIR", str(etc / "rdma-fabric" / "roce"))
     monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "91-rdma-fabric-roce-mode.rules"))
     monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
-
-    cm = RdmaCm({"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}, "mlx5_0": {1: {"IB/RoCE v1", "RoCE v2"}}})
-    monkeypatch.setattr(_roce, "create_group", cm.create_group)
-    monkeypatch.setattr(_roce, "remove_group", cm.remove_group)
-    monkeypatch.setattr(_sysfs, "write_attr", cm.write_attr)
+    cm = install_rdma_cm(monkeypatch, tmp_path, {"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}},
+                                                 "mlx5_0": {1: {"IB/RoCE v1", "RoCE v2"}}})
+    mounts = tmp_path / "mounts"
 
     cm.commands = []
     cm.rc = {}
