@@ -20,7 +20,7 @@ description:
     without writing any value. The values belong to the device and survive the removal of its configfs group, so a
     missing group does not mean the kernel defaults are in force. To read them, the module creates the device's group
     (C(mkdir /sys/kernel/config/rdma_cm/<device>)) and removes it again when it created it. It never mounts configfs and
-    never loads C(rdma_cm): without them the values are null and RV(ansible_facts.rdma_cm_status.reason) says why.
+    never loads C(rdma_cm); without them the values are null and RV(ansible_facts.rdma_cm_status.reason) says why.
   - Runs as a fact module of Ansible's own fact gathering, next to M(ansible.builtin.setup), so that a plain
     C(gather_facts) collects RDMA facts and a fact cache keeps them. See the notes.
 author:
