@@ -56,12 +56,17 @@ class CallbackModule(CallbackBase):
     CALLBACK_NAME = "task_timer"
     CALLBACK_NEEDS_ENABLED = True
 
+    def v2_playbook_on_play_start(self, play):
+        self._play = play.get_name()
+
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._start = time.monotonic()
 
     def v2_runner_on_ok(self, result):
+        row = {"play": getattr(self, "_play", ""), "task": result.task_name, "host": result._host.get_name(),
+               "seconds": time.monotonic() - self._start}
         with open(os.environ["BENCH_TIMES"], "a", encoding="utf-8") as out:
-            out.write(json.dumps({"task": result.task_name, "seconds": time.monotonic() - self._start}) + "\\n")
+            out.write(json.dumps(row) + "\\n")
 '''
 
 
@@ -121,6 +126,30 @@ def gid_count(inventory: str, host: str, device: str) -> int:
     return facts["rdma_devices"][device]["ports"]["1"]["gid_count"]
 
 
+def run_timed(inventory: str, plays: list, strategy: str, extra_env=None) -> tuple:
+    """Run plays with the task_timer callback; return (rows of {play, task, host, seconds}, wall seconds)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "callback"))
+        with open(os.path.join(tmp, "callback", "task_timer.py"), "w", encoding="utf-8") as handle:
+            handle.write(textwrap.dedent(CALLBACK))
+        with open(os.path.join(tmp, "play.yml"), "w", encoding="utf-8") as handle:
+            json.dump(plays, handle)
+        times = os.path.join(tmp, "times.jsonl")
+        extra = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(tmp, "callback"), "ANSIBLE_CALLBACKS_ENABLED": "task_timer",
+                 "BENCH_TIMES": times}
+        extra.update(extra_env or {})
+        if strategy != "configured":
+            extra["ANSIBLE_STRATEGY"] = strategy
+        start = time.monotonic()
+        proc = subprocess.run(["ansible-playbook", "-i", inventory, os.path.join(tmp, "play.yml")],
+                              capture_output=True, text=True, env=ansible_env(extra), check=False)
+        wall = time.monotonic() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"benchmark playbook failed ({strategy}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        with open(times, encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle], wall
+
+
 def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dict:
     tasks = []
     warm = [("ansible.builtin.ping", "warm-up ping"), ("rdma.fabric.gid_facts", "warm-up gid_facts")]
@@ -133,31 +162,22 @@ def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dic
         for module, name in pair:
             tasks.append({"name": f"{name} {i}", module: {}})
     play = [{"name": "benchmark", "hosts": host, "gather_facts": False, "tasks": tasks}]
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "callback"))
-        with open(os.path.join(tmp, "callback", "task_timer.py"), "w", encoding="utf-8") as handle:
-            handle.write(textwrap.dedent(CALLBACK))
-        with open(os.path.join(tmp, "play.yml"), "w", encoding="utf-8") as handle:
-            json.dump(play, handle)
-        times = os.path.join(tmp, "times.jsonl")
-        extra = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(tmp, "callback"), "ANSIBLE_CALLBACKS_ENABLED": "task_timer",
-                 "BENCH_TIMES": times}
-        if strategy != "configured":
-            extra["ANSIBLE_STRATEGY"] = strategy
-        start = time.monotonic()
-        proc = subprocess.run(["ansible-playbook", "-i", inventory, os.path.join(tmp, "play.yml")],
-                              capture_output=True, text=True, env=ansible_env(extra), check=False)
-        wall = time.monotonic() - start
-        if proc.returncode != 0:
-            raise SystemExit(f"benchmark playbook failed ({strategy}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-        with open(times, encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle]
+    rows, wall = run_timed(inventory, play, strategy)
     out = {"ping": [], "gid_facts": [], "wall_seconds": round(wall, 1)}
     for row in rows:
         kind = row["task"].split()[0]
         if kind in out and not row["task"].startswith("warm-up"):
             out[kind].append(row["seconds"])
     return out
+
+
+def emit(results: dict, path=None) -> None:
+    """Print the figures as JSON, and write them to path too when given."""
+    print(json.dumps(results, indent=2))
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2)
+            handle.write("\n")
 
 
 def summary(values: list) -> dict:
@@ -219,11 +239,7 @@ def main() -> int:
                 print(f"[bench] cleanup step {module} failed: {err}", file=sys.stderr)
         if not created:
             results["gids_after_cleanup"] = gid_count(inv, host, device)
-    print(json.dumps(results, indent=2))
-    if opts.json:
-        with open(opts.json, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
-            handle.write("\n")
+    emit(results, opts.json)
     return 0
 
 
