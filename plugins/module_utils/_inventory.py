@@ -163,7 +163,7 @@ def render_markdown(rows, columns=None) -> str:
     names = _columns(rows, columns)
     if not names:
         return ""
-    lines = ["| " + " | ".join(_md_cell(n) for n in names) + " |", "|" + "|".join("---" for _ in names) + "|"]
+    lines = ["| " + " | ".join(_md_cell(n) for n in names) + " |", "|" + "|".join(["---"] * len(names)) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(_md_cell(row.get(name)) for name in names) + " |")
     return "\n".join(lines) + "\n"
