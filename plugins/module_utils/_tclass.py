@@ -76,7 +76,7 @@ def _family(text: str) -> str:
 
 
 def _dst_len(text: str, where: str) -> int:
-    if not text.isdigit():
+    if not re.fullmatch(r"[0-9]+", text):  # ASCII only: str.isdigit() takes superscript and other scripts' digits
         raise ValueError(f"{where}: mask length {text!r} is not a number; allowed: 1-32")
     length = int(text)
     if not 1 <= length <= 32:

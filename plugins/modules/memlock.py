@@ -297,7 +297,7 @@ def main():
         kinds = _limits.kinds_for(params["limit_type"])
         value = _limits.validate_value(params["value"]) if params["state"] == "present" else None
         dest = params["dest"]
-        if not dest or dest.endswith("/") or os.path.isdir(dest):
+        if not dest or "\x00" in dest or dest.endswith("/") or os.path.isdir(dest):
             raise ValueError(f"dest: {dest!r} is not a file path")
         if not os.path.isdir(os.path.dirname(os.path.abspath(dest))):
             raise ValueError(f"dest: the directory of {dest!r} does not exist")
