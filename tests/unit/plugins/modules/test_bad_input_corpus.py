@@ -459,7 +459,7 @@ def _corpus():
                        ("tc_tsa-7-values", {"tc_tsa": ets_tsa[:7]}),
                        ("tc_bw-sum-90", {"tc_bw": [50, 40, 0, 0, 0, 0, 0, 0]}), ("tc_bw-101", {"tc_bw": [101] + [0] * 7}),
                        ("tc_bw-minus-1", {"tc_bw": [-1, 101, 0, 0, 0, 0, 0, 0]}), ("tc_bw-9-values", {"tc_bw": [100] + [0] * 8})):
-        option = "ets." + label.split("-")[0]
+        option = "ets." + label.split("-", maxsplit=1)[0]
         case("dcb_qos", option, label.split("-", 1)[1], {"ets": ets})
     # Ansible's choices check names the suboption without its parent: "value of tc_tsa must be one or more of: ..."
     case("dcb_qos", "tc_tsa", "unknown", {"ets": {"tc_tsa": ["wfq"] + ets_tsa[1:]}})
