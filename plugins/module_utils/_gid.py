@@ -344,12 +344,11 @@ def collect(devices=None, port=None, roce_defaults=True) -> dict:
     present = _sysfs.list_dir(root)
     wanted = present if devices is None else [d for d in devices if d in present]
     missing = [] if devices is None else [d for d in devices if d not in present]
-    cm_reason = None
-    if not roce_defaults:
-        cm_reason = "not read (roce_defaults=false)"
-    else:
+    if roce_defaults:
         cm_reason = _roce.cm_unavailable_reason(_sysfs.read_attr(_roce.PROC_MOUNTS) or "",
                                                 os.path.isdir(_roce.rdma_cm_root()))
+    else:
+        cm_reason = "not read (roce_defaults=false)"
     cm_problems = []
     rdma_devices = {}
     rdma_gids = []

@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 import io
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid
+
 PORT_COLUMNS = ("device", "port", "driver", "node_type", "transport", "state", "phys_state", "link_layer",
                 "netdev", "gid_types", "roce_mode", "roce_tos")
 GID_COLUMNS = ("host", "device", "port", "index", "gid", "ipv4", "type", "netdev")
@@ -29,11 +31,6 @@ def _mapping(value, what: str) -> dict:
     return value
 
 
-def _port_key(name):
-    text = str(name)
-    return (0, int(text), text) if text.isdigit() else (1, 0, text)
-
-
 def port_rows(rdma_devices) -> list:
     """One row per (device, port) of a host's rdma_devices fact, ordered by device and port number.
 
@@ -45,7 +42,7 @@ def port_rows(rdma_devices) -> list:
     for device in sorted(devices):
         info = _mapping(devices[device], f"rdma_devices[{device!r}]")
         ports = _mapping(info.get("ports"), f"rdma_devices[{device!r}].ports")
-        for name in sorted(ports, key=_port_key):
+        for name in sorted(ports, key=lambda key: _gid.port_sort_key(str(key))):
             port = _mapping(ports[name], f"rdma_devices[{device!r}].ports[{name!r}]")
             row = {"device": device, "port": int(name) if str(name).isdigit() else name,
                    "driver": info.get("driver"), "node_type": info.get("node_type")}

@@ -314,7 +314,7 @@ def read_defaults(device: str, ports) -> tuple:
     ({port: {'mode': 'v1'|'v2'|None, 'tos': int|None}}, problem or None); a value
     that cannot be read or parsed is None and named in the problem.
     """
-    values = {port: {"mode": None, "tos": None} for port in ports}
+    current = {port: {} for port in ports}
     group = group_path(device)
     created = False
     problems = []
@@ -325,22 +325,26 @@ def read_defaults(device: str, ports) -> tuple:
         except FileExistsError:
             pass  # created by someone else meanwhile: read it, leave it
         except OSError as err:
-            return values, f"{device}: cannot create {group} to read its defaults: {err.strerror}"
+            return _public_defaults(current), f"{device}: cannot create {group} to read its defaults: {err.strerror}"
     try:
         for port in ports:
             for attr in ATTRS:
                 filename = attr_path(device, port, attr)
                 text = _sysfs.read_attr(filename)
                 try:
-                    value = parse_attr(attr, text)
+                    current[port][attr] = parse_attr(attr, text)
                 except ValueError:
                     problems.append(f"cannot read {filename}" if text is None else f"unexpected {text!r} in {filename}")
-                    continue
-                values[port][attr] = KERNEL_MODES[value] if attr == "mode" else value
     finally:
         if created:
             try:
                 remove_group(group)
             except OSError as err:
                 problems.append(f"could not remove {group}, created to read it: {err.strerror}")
-    return values, ("; ".join(problems) or None)
+    return _public_defaults(current), ("; ".join(problems) or None)
+
+
+def _public_defaults(current: dict) -> dict:
+    """{port: kernel-shaped state} -> {port: {'mode': 'v1'|'v2'|None, 'tos': int|None}}."""
+    views = {port: public_state(state) for port, state in current.items()}
+    return {port: {"mode": view["mode"], "tos": view["tos"]} for port, view in views.items()}
