@@ -26,7 +26,7 @@ import argparse
 import os
 import sys
 
-from gid_facts_bench import TOP, emit, run_timed, summary
+from _bench import TOP, emit, run_timed, summary
 
 VARIANTS = {
     "setup": {"ansible_facts_modules": ["ansible.builtin.setup"]},

@@ -27,57 +27,13 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import tempfile
-import textwrap
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _bench import TOP, ansible_env, emit, run_timed, summary
+
 LINK = "rxebench"
-
-CALLBACK = '''
-from __future__ import annotations
-import json, os, time
-from ansible.plugins.callback import CallbackBase
-
-DOCUMENTATION = """
-name: task_timer
-type: aggregate
-short_description: task wall times as JSON lines (benchmark helper)
-description: Writes one JSON line per task result to BENCH_TIMES.
-requirements: [enabled in configuration]
-"""
-
-class CallbackModule(CallbackBase):
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "aggregate"
-    CALLBACK_NAME = "task_timer"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def v2_playbook_on_play_start(self, play):
-        self._play = play.get_name()
-
-    def v2_playbook_on_task_start(self, task, is_conditional):
-        self._start = time.monotonic()
-
-    def v2_runner_on_ok(self, result):
-        row = {"play": getattr(self, "_play", ""), "task": result.task_name, "host": result._host.get_name(),
-               "seconds": time.monotonic() - self._start}
-        with open(os.environ["BENCH_TIMES"], "a", encoding="utf-8") as out:
-            out.write(json.dumps(row) + "\\n")
-'''
-
-
-def ansible_env(extra=None) -> dict:
-    env = dict(os.environ)
-    env.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
-    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(TOP, ".build", "collections"))
-    env["PATH"] = os.path.join(TOP, ".venv", "bin") + os.pathsep + env.get("PATH", "")
-    env["ANSIBLE_DEPRECATION_WARNINGS"] = "False"
-    env.update(extra or {})
-    return env
 
 
 def adhoc(inventory: str, host: str, module: str, args: dict, check=True) -> dict:
@@ -126,30 +82,6 @@ def gid_count(inventory: str, host: str, device: str) -> int:
     return facts["rdma_devices"][device]["ports"]["1"]["gid_count"]
 
 
-def run_timed(inventory: str, plays: list, strategy: str, extra_env=None) -> tuple:
-    """Run plays with the task_timer callback; return (rows of {play, task, host, seconds}, wall seconds)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "callback"))
-        with open(os.path.join(tmp, "callback", "task_timer.py"), "w", encoding="utf-8") as handle:
-            handle.write(textwrap.dedent(CALLBACK))
-        with open(os.path.join(tmp, "play.yml"), "w", encoding="utf-8") as handle:
-            json.dump(plays, handle)
-        times = os.path.join(tmp, "times.jsonl")
-        extra = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(tmp, "callback"), "ANSIBLE_CALLBACKS_ENABLED": "task_timer",
-                 "BENCH_TIMES": times}
-        extra.update(extra_env or {})
-        if strategy != "configured":
-            extra["ANSIBLE_STRATEGY"] = strategy
-        start = time.monotonic()
-        proc = subprocess.run(["ansible-playbook", "-i", inventory, os.path.join(tmp, "play.yml")],
-                              capture_output=True, text=True, env=ansible_env(extra), check=False)
-        wall = time.monotonic() - start
-        if proc.returncode != 0:
-            raise SystemExit(f"benchmark playbook failed ({strategy}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-        with open(times, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle], wall
-
-
 def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dict:
     tasks = []
     warm = [("ansible.builtin.ping", "warm-up ping"), ("rdma.fabric.gid_facts", "warm-up gid_facts")]
@@ -169,20 +101,6 @@ def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dic
         if kind in out and not row["task"].startswith("warm-up"):
             out[kind].append(row["seconds"])
     return out
-
-
-def emit(results: dict, path=None) -> None:
-    """Print the figures as JSON, and write them to path too when given."""
-    print(json.dumps(results, indent=2))
-    if path:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
-            handle.write("\n")
-
-
-def summary(values: list) -> dict:
-    return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
-            "max": round(max(values), 3), "n": len(values)}
 
 
 def main() -> int:
