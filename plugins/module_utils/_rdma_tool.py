@@ -169,6 +169,8 @@ def explain_show_error(rc: int, stdout: str, stderr: str) -> str:
     lower = text.lower()
     if "unknown object" in lower or "unknown parameter" in lower or "unknown command" in lower:
         return "rdma -j link show: this iproute2's rdma tool has no 'rdma link' (too old); install a newer iproute2 (5.x or later)"
+    if "invalid option" in lower and ("'j'" in lower or "-j" in lower):
+        return "rdma -j link show: this iproute2's rdma tool has no JSON output (-j) (too old); install a newer iproute2 (5.x or later)"
     return f"rdma -j link show failed (rc={rc}): {text or 'no message'}"
 
 

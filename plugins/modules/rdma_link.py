@@ -277,7 +277,11 @@ def update_persistence(module, files: dict, done: list) -> None:
             else:
                 os.unlink(entry["path"])
         except OSError as exc:
-            module.fail_json(msg=f"persistent: cannot update {entry['path']}: {exc.strerror}", changed=bool(done or updated), commands=done)
+            applied = done + [f"updated {files[name]['path']}" for name in updated]
+            msg = f"persistent: cannot update {entry['path']}: {exc.strerror}"
+            if applied:
+                msg += f" (already done: {'; '.join(applied)})"
+            module.fail_json(msg=msg, changed=bool(applied), commands=done)
         updated.append(kind)
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know

@@ -209,19 +209,21 @@ def _prepare_configfs(module, actions):
     except OSError as err:
         module.fail_json(msg=f"cannot read {_roce.PROC_MOUNTS}: {err.strerror}")
     if not _roce.configfs_mounted(mounts, root):
-        actions.append(f"mounted configfs at {root}")
         if module.check_mode:
+            actions.append(f"mounted configfs at {root}")
             return False
         rc, _out, err = _runner.run(module, [module.get_bin_path("mount", required=True), "-t", "configfs", "configfs", root])
         if rc != 0:
             _fail_run(module, f"mounting configfs at {root}", rc, err)
+        actions.append(f"mounted configfs at {root}")
     if not os.path.isdir(_roce.rdma_cm_root()):
-        actions.append("loaded rdma_cm")
         if module.check_mode:
+            actions.append("loaded rdma_cm")
             return False
         rc, _out, err = _runner.run(module, [module.get_bin_path("modprobe", required=True), "rdma_cm"])
         if rc != 0:
             _fail_run(module, "modprobe rdma_cm", rc, err)
+        actions.append("loaded rdma_cm")
         if not os.path.isdir(_roce.rdma_cm_root()):
             module.fail_json(msg=f"rdma_cm is loaded but {_roce.rdma_cm_root()} is missing: the kernel lacks CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS")
     return True
@@ -288,7 +290,25 @@ def _read_file(path):
         raise ValueError(f"persistent: cannot read {path}: {err.strerror}") from None
 
 
-def _persistence(module, device, port, desired, persistent):
+def _fail_with_progress(module, actions, applied):
+    """From here on, a failure also names what this run already changed, and reports changed=true.
+
+    actions (configfs mounted, rdma_cm loaded) holds only what was done outside check mode;
+    applied collects the values and files written.
+    """
+    fail = module.fail_json
+
+    def fail_json(msg, **kwargs):
+        done = ([] if module.check_mode else actions) + applied
+        if done:
+            msg = f"{msg} (already done: {'; '.join(done)})"
+            kwargs["changed"] = True
+        fail(msg=msg, **kwargs)
+
+    module.fail_json = fail_json
+
+
+def _persistence(module, device, port, desired, persistent, applied):
     """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed)."""
     root = _sysfs.configfs_root()
     path = _roce.persist_path(device)
@@ -318,6 +338,7 @@ def _persistence(module, device, port, desired, persistent):
                 changed = True
                 if not module.check_mode:
                     _write_file(module, filename, content)
+                    applied.append(f"wrote {filename}")
                     argv = [module.get_bin_path(reload_argv[0], required=True)] + reload_argv[1:]
                     rc, _out, err = _runner.run(module, argv)
                     if rc != 0:
@@ -327,8 +348,13 @@ def _persistence(module, device, port, desired, persistent):
         if not module.check_mode:
             if new_text:
                 _write_file(module, path, new_text)
+                applied.append(f"wrote {path}")
             else:
-                os.unlink(path)
+                try:
+                    os.unlink(path)
+                except OSError as err:
+                    module.fail_json(msg=f"persistent: cannot remove {path}: {err.strerror}")
+                applied.append(f"removed {path}")
     return _persisted_view(entries.get(port, {})), _persisted_view(updated.get(port, {})), changed
 
 
@@ -362,6 +388,8 @@ def main():
 
     _check_device(module, device, port)
     actions = []
+    applied = []
+    _fail_with_progress(module, actions, applied)
     current = {"mode": None, "tos": None}
     writes = _roce.writes_needed(current, desired)
     if _prepare_configfs(module, actions):
@@ -381,6 +409,7 @@ def main():
             if not module.check_mode:
                 for attr, value in writes:
                     _write(module, device, port, attr, value)
+                    applied.append(f"set {attr} to {value}")
         finally:
             if created:
                 try:
@@ -390,7 +419,7 @@ def main():
 
     after = dict(current)
     after.update(desired)
-    persisted_before, persisted_after, persist_changed = _persistence(module, device, port, desired, params["persistent"])
+    persisted_before, persisted_after, persist_changed = _persistence(module, device, port, desired, params["persistent"], applied)
 
     before_view = _roce.public_state(current)
     after_view = _roce.public_state(after)

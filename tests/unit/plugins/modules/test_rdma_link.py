@@ -621,5 +621,6 @@ def test_rule_write_failure_after_the_unit_and_config(env, monkeypatch):
     monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse_rules)
     ok, result = run(RXE0)
     assert not ok and result["changed"] is True  # the unit and the config were written
-    assert result["msg"] == f"persistent: cannot update {rule_file(env)}: Permission denied"
+    assert result["msg"] == (f"persistent: cannot update {rule_file(env)}: Permission denied "
+                             f"(already done: updated {unit_file(env)}; updated {config_file(env)})")
     assert unit_file(env).read_text() == env.unit and config_file(env).read_text() == env.config and not rule_file(env).exists()

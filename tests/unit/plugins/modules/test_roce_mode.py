@@ -381,8 +381,10 @@ def test_static_files_repaired(lab):
 def test_daemon_reload_failure(lab):
     lab.rc["systemctl"] = (1, "System has not been booted with systemd as init system (PID 1). Can't operate.\n")
     result = run({"device": "rxe0", "tos": 106})
+    assert result["changed"] is True  # a partial apply, and the message lists it
     assert result["msg"] == (
         "systemctl daemon-reload failed (rc=1): System has not been booted with systemd as init system (PID 1). Can't operate."
+        f" (already done: set tos to 106; wrote {_roce.UDEV_RULE}; wrote {_roce.UNIT_FILE})"
     )
 
 
@@ -430,13 +432,14 @@ def test_rmdir_refused_is_a_warning(lab, monkeypatch):
 def test_persist_file_unreadable(lab):
     os.makedirs(_roce.persist_path("rxe0"))  # a directory where the file should be
     result = run({"device": "rxe0", "tos": 1})
-    assert result["msg"] == f"persistent: cannot read {_roce.persist_path('rxe0')}: Is a directory"
+    assert result["msg"] == f"persistent: cannot read {_roce.persist_path('rxe0')}: Is a directory (already done: set tos to 1)"
+    assert result["changed"] is True
 
 
 def test_static_file_unreadable(lab):
     os.makedirs(_roce.UNIT_FILE)
     result = run({"device": "rxe0", "tos": 1})
-    assert result["msg"] == f"persistent: cannot read {_roce.UNIT_FILE}: Is a directory"
+    assert result["msg"] == f"persistent: cannot read {_roce.UNIT_FILE}: Is a directory (already done: set tos to 1; wrote {_roce.UDEV_RULE})"
 
 
 def test_persist_file_not_writable(lab, monkeypatch):
@@ -445,7 +448,8 @@ def test_persist_file_not_writable(lab, monkeypatch):
 
     monkeypatch.setattr(roce_mode.tempfile, "mkstemp", full)
     result = run({"device": "rxe0", "tos": 1})
-    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: No space left on device"
+    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: No space left on device (already done: set tos to 1)"
+    assert result["changed"] is True
     assert lab.values[("rxe0", 1)]["tos"] == 1  # the runtime value was written before
 
 
@@ -459,7 +463,7 @@ def test_persist_temp_file_removed_on_error(lab, monkeypatch):
 
     monkeypatch.setattr(roce_mode.os, "chmod", chmod)
     result = run({"device": "rxe0", "tos": 1})
-    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: Operation not permitted"
+    assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: Operation not permitted (already done: set tos to 1)"
     assert os.listdir(os.path.dirname(_roce.UDEV_RULE)) == []
 
 
