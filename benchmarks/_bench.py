@@ -79,6 +79,8 @@ def run_timed(inventory: str, plays: list, strategy: str, extra_env=None) -> tup
         wall = time.monotonic() - start
         if proc.returncode != 0:
             raise SystemExit(f"benchmark playbook failed ({strategy}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        if not os.path.exists(times):  # plays without tasks
+            return [], wall
         with open(times, encoding="utf-8") as handle:
             return [json.loads(line) for line in handle], wall
 
