@@ -180,6 +180,29 @@ def ip_settings(settings, family: int, option: str) -> dict:
     return out
 
 
+# --- options of rdma.fabric.ipoib_connection ----------------------------------------
+# AnsibleModule(argument_spec=ARGUMENT_SPEC, **ARGUMENT_RULES); the ipoib role checks its connections with them too.
+_IP_OPTIONS = dict(
+    method=dict(type="str"),
+    addresses=dict(type="list", elements="str"),
+    gateway=dict(type="str"),
+    dns=dict(type="list", elements="str"),
+)
+ARGUMENT_SPEC = dict(
+    name=dict(type="str", required=True),
+    ifname=dict(type="str"),
+    parent=dict(type="str"),
+    pkey=dict(type="str", no_log=False),
+    transport_mode=dict(type="str", choices=["datagram", "connected"]),
+    mtu=dict(type="int"),
+    ipv4=dict(type="dict", options=dict(_IP_OPTIONS, method=dict(type="str", choices=list(IP_METHODS[4])))),
+    ipv6=dict(type="dict", options=dict(_IP_OPTIONS, method=dict(type="str", choices=list(IP_METHODS[6])))),
+    autoconnect=dict(type="bool"),
+    state=dict(type="str", default="present", choices=["present", "absent", "up", "down"]),
+)
+ARGUMENT_RULES = dict(required_together=[("parent", "pkey")])
+
+
 # --- whole profiles --------------------------------------------------------------
 
 def desired_properties(params: dict) -> dict:

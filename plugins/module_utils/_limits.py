@@ -62,6 +62,8 @@ SOURCE_NAMES = {SOURCE_USER: "user", SOURCE_GROUP: "group", SOURCE_DEFAULT: "def
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*\$?"
 _DOMAIN = re.compile(r"\A(?:\*|%|[@%]?" + _NAME + r"|@?[0-9]*:[0-9]*|%:[0-9]+)\Z")
+_GROUP = re.compile(r"\A" + _NAME + r"\Z")
+GROUP_NAME_MAX = 32  # groupadd's limit on most distributions (GROUP_NAME_MAX_LENGTH)
 _RANGE = re.compile(r"\A[@%]?([0-9]*):([0-9]*)\Z")
 _SPACE = " \t"
 _LEADING = " \t\n\r\v\f"
@@ -84,6 +86,14 @@ def validate_domain(value, option: str = "domain") -> str:
     allowed = "'*', a user name, '@group', '%group', or a range like '1000:2000' / '@100:'; no white space or '#'"
     if not isinstance(value, str) or not _DOMAIN.match(value) or not _range_ok(value):
         raise ValueError(f"{option}: invalid limits domain {value!r}; allowed: {allowed}")
+    return value
+
+
+def validate_group(value, option: str = "group") -> str:
+    """A group name that groupadd takes and '@<group>' names in limits.conf (the user/group form of a domain)."""
+    allowed = f"1-{GROUP_NAME_MAX} letters, digits, '_', '.' or '-' (not first), an optional final '$', not only digits"
+    if not isinstance(value, str) or not _GROUP.match(value) or len(value) > GROUP_NAME_MAX or value.isdigit():
+        raise ValueError(f"{option}: invalid group name {value!r}; allowed: {allowed}")
     return value
 
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _validate
+
 UDEV_RULES_DIR = "/etc/udev/rules.d"
 RULE_PREFIX = "90-rdma-fabric-"
 RULE_SUFFIX = ".rules"
@@ -68,14 +70,19 @@ def unit_instance(name: str) -> str:
     return UNIT_TEMPLATE.replace("@", f"@{name}", 1)
 
 
-def check_persistable(name: str, netdev: str, rdma_path: str) -> None:
-    """Raise ValueError when a value cannot be written into the rule, the config or the unit verbatim."""
+def check_persistable_names(name: str, netdev: str) -> None:
+    """Raise ValueError when the link name or the netdev cannot be written into the rule, the config or the unit."""
     if not _SAFE_NAME.match(name or ""):
         raise ValueError(f"name: {name!r} cannot be written into a udev rule and a systemd unit name; "
                          f"allowed with persistent=true: {SAFE_NAME_DESCRIPTION}")
     if not _SAFE_NETDEV.match(netdev or ""):
         raise ValueError(f"netdev: {netdev!r} cannot be written into a udev rule; allowed with persistent=true: {SAFE_DESCRIPTION}")
-    if not os.path.isabs(rdma_path or "") or not re.match(r"^[A-Za-z0-9_./+-]+$", rdma_path):
+
+
+def check_persistable(name: str, netdev: str, rdma_path: str) -> None:
+    """Raise ValueError when a value cannot be written into the rule, the config or the unit verbatim."""
+    check_persistable_names(name, netdev)
+    if not _validate.is_safe_path(rdma_path):
         raise ValueError(f"rdma: {rdma_path!r} is not an absolute path systemd can run; allowed: an absolute path of {SAFE_DESCRIPTION} and '/'")
 
 

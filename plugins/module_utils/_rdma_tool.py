@@ -22,13 +22,32 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs, _validate
 
 LINK_TYPES = ("rxe", "siw")
 DRIVER_MODULES = {"rxe": "rdma_rxe", "siw": "siw"}
 NODE_TYPES = {"rxe": "1: CA", "siw": "4: RNIC"}
 SIW_NODE_DESC = "Software iWARP stack"
 MODULES_ROOT = "/lib/modules"
+
+
+# --- options of rdma.fabric.rdma_link ----------------------------------------------
+# AnsibleModule(argument_spec=ARGUMENT_SPEC, **ARGUMENT_RULES); the soft_rdma role checks its links with them too.
+ARGUMENT_SPEC = dict(
+    name=dict(type="str", required=True),
+    type=dict(type="str", choices=list(LINK_TYPES)),
+    netdev=dict(type="str"),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    persistent=dict(type="bool", default=True),
+)
+ARGUMENT_RULES = dict(required_if=[("state", "present", ("type", "netdev"))])
+
+
+def validate_params(params: dict) -> None:
+    """Raise ValueError naming the first bad option."""
+    _validate.rdma_device_name(params["name"], "name")
+    if params["netdev"] is not None:
+        _validate.netdev_name(params["netdev"], "netdev")
 
 
 # --- argv --------------------------------------------------------------------

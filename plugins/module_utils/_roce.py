@@ -80,12 +80,15 @@ def parse_attr(attr: str, text):
     return MODES[mode_from_kernel(text)]
 
 
-def persistable_name(device: str) -> str:
-    """Persistence puts the name in a unit instance: [A-Za-z0-9_.:-] only."""
-    if not _PERSISTABLE.match(device or ""):
+def persistable_name(device: str, option: str = "persistent", what: str = "device name", instead: str = "persistent=false") -> str:
+    """Persistence puts the name in a unit instance: [A-Za-z0-9_.:-] only.
+
+    The roce_qos role names its interfaces in unit instances too (option, what and instead word its message).
+    """
+    if not isinstance(device, str) or not _PERSISTABLE.match(device):
         raise ValueError(
-            f"persistent: device name {device!r} cannot be used in a systemd unit name; "
-            "allowed for persistence: letters, digits, '_', '.', ':', '-' (or set persistent=false)"
+            f"{option}: {what} {device!r} cannot be used in a systemd unit name; "
+            f"allowed for persistence: letters, digits, '_', '.', ':', '-' (or set {instead})"
         )
     return device
 
@@ -258,6 +261,18 @@ def render_unit(modprobe: str, tmpfiles: str) -> str:
 
 
 # --- options ------------------------------------------------------------------
+# AnsibleModule(argument_spec=ARGUMENT_SPEC, **ARGUMENT_RULES) in rdma.fabric.roce_mode; the roles check with them too.
+ARGUMENT_SPEC = dict(
+    device=dict(type="str", required=True),
+    port=dict(type="int", default=1),
+    mode=dict(type="str", choices=list(MODES)),
+    tos=dict(type="int"),
+    dscp=dict(type="int"),
+    persistent=dict(type="bool", default=True),
+)
+ARGUMENT_RULES = dict(mutually_exclusive=[("tos", "dscp")])
+
+
 def validate_params(params: dict) -> dict:
     """Check every option before anything touches the system.
 

@@ -430,6 +430,37 @@ def plan(current: Table, global_tclass=None, rules=None, state: str = "present",
 
 
 # --- options ---------------------------------------------------------------------------
+# AnsibleModule(argument_spec=ARGUMENT_SPEC, **ARGUMENT_RULES) in rdma.fabric.tc_rule; the roce_qos role checks with them too.
+ARGUMENT_SPEC = dict(
+    device=dict(type="str", required=True),
+    port=dict(type="int", default=1),
+    traffic_class=dict(type="int"),
+    dscp=dict(type="int"),
+    rules=dict(
+        type="list",
+        elements="dict",
+        default=[],
+        options=dict(
+            src_ip=dict(type="str"),
+            dst_ip=dict(type="str"),
+            tclass=dict(type="int"),
+            dscp=dict(type="int"),
+        ),
+    ),
+    ttl=dict(type="int"),
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    exclusive=dict(type="bool", default=False),
+)
+ARGUMENT_RULES = dict(mutually_exclusive=[("traffic_class", "dscp")])
+
+
+def module_params(params: dict) -> dict:
+    """validate_params() of the options as AnsibleModule passes them (rules with their unset keys dropped)."""
+    params = dict(params)
+    params["rules"] = [{key: value for key, value in rule.items() if value is not None} for rule in params["rules"] or []]
+    return validate_params(params)
+
+
 def validate_params(params: dict) -> dict:
     """Check every option of tc_rule before anything touches the system.
 

@@ -234,13 +234,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _nmcli, _runner
 
-IP_OPTIONS = dict(
-    method=dict(type="str"),
-    addresses=dict(type="list", elements="str"),
-    gateway=dict(type="str"),
-    dns=dict(type="list", elements="str"),
-)
-
 
 class Nmcli:
     """The nmcli calls this module makes; each failure becomes fail_json with one line."""
@@ -279,22 +272,7 @@ class Nmcli:
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type="str", required=True),
-            ifname=dict(type="str"),
-            parent=dict(type="str"),
-            pkey=dict(type="str", no_log=False),
-            transport_mode=dict(type="str", choices=["datagram", "connected"]),
-            mtu=dict(type="int"),
-            ipv4=dict(type="dict", options=dict(IP_OPTIONS, method=dict(type="str", choices=list(_ipoib.IP_METHODS[4])))),
-            ipv6=dict(type="dict", options=dict(IP_OPTIONS, method=dict(type="str", choices=list(_ipoib.IP_METHODS[6])))),
-            autoconnect=dict(type="bool"),
-            state=dict(type="str", default="present", choices=["present", "absent", "up", "down"]),
-        ),
-        required_together=[("parent", "pkey")],
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=_ipoib.ARGUMENT_SPEC, supports_check_mode=True, **_ipoib.ARGUMENT_RULES)
     params = module.params
     name = params["name"]
     try:

@@ -208,14 +208,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _rdma_tool, _runner, _sysfs, _validate
-
-
-def validate(params: dict) -> None:
-    """Raise ValueError naming the first bad option."""
-    _validate.rdma_device_name(params["name"], "name")
-    if params["netdev"] is not None:
-        _validate.netdev_name(params["netdev"], "netdev")
+from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _rdma_tool, _runner, _sysfs
 
 
 def read_links(module, rdma: str) -> list:
@@ -336,22 +329,12 @@ def link_view(link, link_type) -> dict:
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type="str", required=True),
-            type=dict(type="str", choices=list(_rdma_tool.LINK_TYPES)),
-            netdev=dict(type="str"),
-            state=dict(type="str", default="present", choices=["present", "absent"]),
-            persistent=dict(type="bool", default=True),
-        ),
-        required_if=[("state", "present", ("type", "netdev"))],
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=_rdma_tool.ARGUMENT_SPEC, supports_check_mode=True, **_rdma_tool.ARGUMENT_RULES)
     params = module.params
     name, link_type, netdev = params["name"], params["type"], params["netdev"]
     present = params["state"] == "present"
     try:
-        validate(params)
+        _rdma_tool.validate_params(params)
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
 

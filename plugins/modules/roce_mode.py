@@ -368,18 +368,7 @@ def _persisted_view(attrs):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            device=dict(type="str", required=True),
-            port=dict(type="int", default=1),
-            mode=dict(type="str", choices=["v1", "v2"]),
-            tos=dict(type="int"),
-            dscp=dict(type="int"),
-            persistent=dict(type="bool", default=True),
-        ),
-        mutually_exclusive=[("tos", "dscp")],
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=_roce.ARGUMENT_SPEC, supports_check_mode=True, **_roce.ARGUMENT_RULES)
     try:
         params = _roce.validate_params(module.params)
     except ValueError as err:

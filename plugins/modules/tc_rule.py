@@ -250,34 +250,9 @@ def _view(table):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            device=dict(type="str", required=True),
-            port=dict(type="int", default=1),
-            traffic_class=dict(type="int"),
-            dscp=dict(type="int"),
-            rules=dict(
-                type="list",
-                elements="dict",
-                default=[],
-                options=dict(
-                    src_ip=dict(type="str"),
-                    dst_ip=dict(type="str"),
-                    tclass=dict(type="int"),
-                    dscp=dict(type="int"),
-                ),
-            ),
-            ttl=dict(type="int"),
-            state=dict(type="str", choices=["present", "absent"], default="present"),
-            exclusive=dict(type="bool", default=False),
-        ),
-        mutually_exclusive=[("traffic_class", "dscp")],
-        supports_check_mode=True,
-    )
-    params = dict(module.params)
-    params["rules"] = [{key: value for key, value in rule.items() if value is not None} for rule in params["rules"] or []]
+    module = AnsibleModule(argument_spec=_tclass.ARGUMENT_SPEC, supports_check_mode=True, **_tclass.ARGUMENT_RULES)
     try:
-        wanted = _tclass.validate_params(params)
+        wanted = _tclass.module_params(module.params)
     except ValueError as err:
         module.fail_json(msg=str(err))
     device, port = wanted["device"], wanted["port"]

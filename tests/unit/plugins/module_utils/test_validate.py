@@ -69,3 +69,57 @@ def test_netdev_never_accepts_path_or_option_like_names(name):
     assert "/" not in name and not name.startswith("-") and name not in (".", "..")
     assert 0 < len(name.encode("utf-8", "surrogateescape")) <= 15
     assert not any(c.isspace() for c in name)
+
+
+# --- the validators of role inputs ------------------------------------------------------------
+
+@pytest.mark.parametrize("func, good, bad", [
+    (_validate.kernel_module_name, ["rdma_rxe", "siw", "ib_uverbs", "mlx5-core", "m" * 55],
+     ["", "-r", "rdma rxe", "rdma_rxe\nevil", "../x", "a/b", "rdma%rxe", "#x", "m" * 56, "\u00e9", 5, None]),
+    (_validate.package_name, ["perftest", "rdma-core=44.0-2", "libibverbs-utils", "g++", "pkg:amd64", "p" * 255],
+     ["", "-y", "a b", "a\nb", "../x", "a/b", "@group", "p" * 256, "a;b", 5, None]),
+    (_validate.ipv4_address, ["192.0.2.1", "169.254.77.1", "0.0.0.0", "255.255.255.255"],
+     ["", "192.0.2.1/24", "300.1.1.1", "192.0.2", "192.0.2.01", "192.0.2.1\n", "::1", "\u0661.2.3.4", 3232235521, None]),
+    (_validate.safe_path, ["/etc/rdma-fabric/dcb", "/", "/usr/cumulus/bin/cl-consistency-check"],
+     ["", "dcb", "/etc/rdma fabric", "/etc/%i", "/etc/$x", "/etc/x\n", "/etc/\"x\"", "/etc/\u00e9", None]),
+    (_validate.command, ["nv", "/usr/bin/nv", "nv.py", "c++"],
+     ["", "-x", "nv show", "nv\nreboot", "../nv", "nv;x", None]),
+])
+def test_role_input_validators(func, good, bad):
+    for value in good:
+        assert func(value, "opt") == value
+    for value in bad:
+        with pytest.raises(ValueError) as err:
+            func(value, "opt")
+        assert str(err.value).startswith("opt: ") and len(str(err.value).splitlines()) == 1, value
+
+
+@pytest.mark.parametrize("value, absolute, ok", [
+    ("/tmp/x", True, True), ("report", False, True), ("report", True, False), ("", False, False),
+    ("/tmp/x\ny", False, False), ("/tmp/\x00", False, False), (None, False, False), ("/tmp/\u2028", False, False),
+])
+def test_file_path(value, absolute, ok):
+    if ok:
+        assert _validate.file_path(value, "opt", absolute) == value
+    else:
+        with pytest.raises(ValueError, match="^opt: "):
+            _validate.file_path(value, "opt", absolute)
+
+
+@pytest.mark.parametrize("value, expected", [(True, True), ("yes", True), ("off", False), (0, False), ("1", True)])
+def test_boolean_accepts_what_ansible_accepts(value, expected):
+    assert _validate.boolean(value, "opt") is expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "", None, 2, [], "tru"])
+def test_boolean_rejects(value):
+    with pytest.raises(ValueError, match=r"^opt: .* is not a boolean; allowed: true or false$"):
+        _validate.boolean(value, "opt")
+
+
+def test_choice():
+    assert _validate.choice("", ("v1", "v2", ""), "mode") == ""
+    with pytest.raises(ValueError, match=r"^mode: 'v3' is not allowed; allowed: v1, v2, ''$"):
+        _validate.choice("v3", ("v1", "v2", ""), "mode")
+    with pytest.raises(ValueError, match="^mode: True is not allowed"):
+        _validate.choice(True, (1, 2), "mode")
