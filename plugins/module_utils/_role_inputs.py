@@ -1,0 +1,361 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every input of every role, checked before the role changes anything.
+
+errors(role, settings) takes all of a role's variables and returns one line per
+problem, each starting with the variable's path (``soft_rdma_links[1].netdev:
+'-x' ...``); an empty list means the role may run. The rules are the modules'
+own: an entry that a role hands to a module goes through that module's
+argument spec (ARGUMENT_SPEC and ARGUMENT_RULES, which the module gives
+AnsibleModule) and the pure validator the module calls, with the values the
+role fills in for missing keys. Only what a module never sees is checked here:
+file and command paths, kernel module and package names, and the rules across
+entries (a link name listed twice, two rxe links on one netdev).
+
+Pure code: no I/O. The rdma.fabric.role_input_errors filter wraps errors().
+"""
+
+from __future__ import annotations
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.errors import UnsupportedError
+
+from ansible_collections.rdma.fabric.plugins.module_utils import (
+    _ipoib,
+    _limits,
+    _persist,
+    _qos_intent,
+    _rdma_tool,
+    _roce,
+    _tclass,
+    _validate,
+)
+
+ROLE_VARIABLES = {
+    "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
+    "rdma_core": (
+        "rdma_core_install_packages",
+        "rdma_core_extra_packages",
+        "rdma_core_group",
+        "rdma_core_memlock_domain",
+        "rdma_core_memlock_value",
+        "rdma_core_memlock_systemd",
+    ),
+    "ipoib": ("ipoib_connections", "ipoib_install_networkmanager"),
+    "roce_qos": (
+        "rdma_qos_intent",
+        "roce_qos_interfaces",
+        "roce_qos_unsupported",
+        "roce_qos_roce_mode",
+        "roce_qos_persistent",
+        "roce_qos_dscp_prio_exclusive",
+        "roce_qos_tc_rules",
+        "roce_qos_dcb_dir",
+    ),
+    "switch_qos": (
+        "rdma_qos_intent",
+        "switch_qos_platform",
+        "switch_qos_asic",
+        "switch_qos_state",
+        "switch_qos_traffic_conf",
+        "switch_qos_features_conf",
+        "switch_qos_syntax_check",
+        "switch_qos_consistency_check",
+        "switch_qos_spectrum_reload",
+        "switch_qos_nv",
+        "switch_qos_apply",
+        "switch_qos_backup",
+    ),
+    "fabric_check": (
+        "fabric_check_ip",
+        "fabric_check_topology",
+        "fabric_check_tests",
+        "fabric_check_timeout",
+        "fabric_check_pingpong_iters",
+        "fabric_check_write_bw_seconds",
+        "fabric_check_report_dir",
+        "fabric_check_report_only",
+    ),
+}
+
+# The keys of an entry that a role hands on to a module, and what it puts in for a missing one
+# (the `| default(...)` of the role's task; `| default(omit)` is no entry here).
+LINK_KEYS = ("name", "type", "netdev", "persistent")
+LINK_DEFAULTS = {"type": "rxe", "persistent": True}
+ROCE_KEYS = ("device", "port", "mode", "tos", "dscp", "persistent")
+ROCE_DEFAULTS = {"port": 1, "persistent": True}
+INTERFACE_KEYS = ("netdev", "device", "port")
+TC_KEYS = ("device", "port", "traffic_class", "dscp", "rules", "ttl", "state", "exclusive")
+TC_DEFAULTS = {"port": 1, "state": "present"}
+IPOIB_KEYS = tuple(_ipoib.ARGUMENT_SPEC)
+IPOIB_DEFAULTS = {"state": "present"}
+
+FABRIC_TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw")
+FABRIC_TIMEOUT_MAX = 86400
+INT_MAX = 2**31 - 1
+
+_INVALID = object()
+
+
+def one_line(text) -> str:
+    """text with every character that could start a new line (or hide one) escaped as in repr()."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in str(text))
+
+
+class _Errors:
+    """The collected messages; check() runs a validator and records its ValueError."""
+
+    def __init__(self):
+        self.messages = []
+
+    def add(self, message: str, prefix: str = "") -> None:
+        self.messages.append(one_line(f"{prefix}.{message}" if prefix else message))
+
+    def check(self, func, *args, prefix: str = ""):
+        """func(*args), or _INVALID after recording its error (prefixed with the entry's path)."""
+        try:
+            return func(*args)
+        except ValueError as err:
+            self.add(str(err), prefix)
+            return _INVALID
+
+
+def _items(errors: _Errors, value, option: str) -> list:
+    """(index, entry) pairs of a list variable; [] after an error."""
+    if not isinstance(value, list):
+        errors.add(f"{option}: {value!r} is not a list")
+        return []
+    return list(enumerate(value))
+
+
+def _known_keys(errors: _Errors, entry, path: str, keys: tuple) -> bool:
+    """Whether entry is a dictionary of keys the role hands on (an error is recorded when not)."""
+    if not isinstance(entry, dict):
+        errors.add(f"{path}: {entry!r} is not a dictionary; allowed: a dictionary with {', '.join(keys)}")
+        return False
+    unknown = [key for key in entry if key not in keys]
+    if unknown:
+        errors.add(f"{path}.{unknown[0]}: unknown option; allowed: {', '.join(keys)}")
+        return False
+    return True
+
+
+def _module_entry(errors: _Errors, entry, path: str, module_spec: tuple, keys: tuple, defaults=None, fixed=None):
+    """The options a role hands to a module for one entry, checked by the module's argument spec.
+
+    module_spec is (ARGUMENT_SPEC, ARGUMENT_RULES); keys are the entry's keys the role hands on,
+    defaults what the role puts in for a missing one (and for a key it never takes from the entry),
+    fixed what the role always sets. Returns the options as the module would see them, or None after an error.
+    """
+    if not _known_keys(errors, entry, path, keys):
+        return None
+    params = dict(defaults or {})
+    params.update(entry)
+    params.update(fixed or {})
+    spec, rules = module_spec
+    result = ArgumentSpecValidator(spec, **rules).validate(params)
+    if result.error_messages:
+        first = result.errors.errors[0]
+        errors.add(f"{path}: {'unsupported parameters: ' if isinstance(first, UnsupportedError) else ''}{first.error_message}")
+        return None
+    return result.validated_parameters
+
+
+def _module_str(value):
+    """A number becomes text as a module's type=str option makes it; anything else stays as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _boolean(errors: _Errors, settings: dict, option: str):
+    return errors.check(_validate.boolean, settings[option], option)
+
+
+def _module_entries(errors: _Errors, settings: dict, option: str, module_spec: tuple, keys: tuple, validate, defaults=None) -> list:
+    """(index, options) of each entry of a list variable that passes the module's argument spec and validate()."""
+    passed = []
+    for index, entry in _items(errors, settings[option], option):
+        path = f"{option}[{index}]"
+        params = _module_entry(errors, entry, path, module_spec, keys, defaults)
+        if params is not None and errors.check(validate, params, prefix=path) is not _INVALID:
+            passed.append((index, params))
+    return passed
+
+
+def _listed_once(errors: _Errors, seen: dict, key, index: int, path: str, shown: str, allowed: str) -> bool:
+    """False, with an error at path, when an earlier entry of the list (seen: key -> index) had key."""
+    other = seen.setdefault(key, index)
+    if other == index:
+        return True
+    errors.add(f"{path}: {shown} is listed twice (also {path.split('[')[0]}[{other}]); allowed: {allowed}")
+    return False
+
+
+# --- soft_rdma -------------------------------------------------------------------------------
+
+def _link(params: dict) -> None:
+    """What rdma.fabric.rdma_link checks before it looks at the host."""
+    _rdma_tool.validate_params(params)
+    if params["persistent"]:
+        _persist.check_persistable_names(params["name"], params["netdev"])
+
+
+def _soft_rdma(errors: _Errors, settings: dict) -> None:
+    for index, name in _items(errors, settings["soft_rdma_kernel_modules"], "soft_rdma_kernel_modules"):
+        errors.check(_validate.kernel_module_name, name, f"soft_rdma_kernel_modules[{index}]")
+    names, carriers = {}, {}
+    links = _module_entries(errors, settings, "soft_rdma_links", (_rdma_tool.ARGUMENT_SPEC, _rdma_tool.ARGUMENT_RULES), LINK_KEYS,
+                            _link, dict(LINK_DEFAULTS, state="present"))
+    for index, params in links:
+        path = f"soft_rdma_links[{index}]"
+        if _listed_once(errors, names, params["name"], index, f"{path}.name", repr(params["name"]), "each link once"):
+            _listed_once(errors, carriers, (params["type"], params["netdev"]), index, f"{path}.netdev",
+                         f"{params['type']} link on {params['netdev']!r}", f"one {params['type']} link per netdev")
+    _boolean(errors, settings, "soft_rdma_exclusive")
+    ports = {}
+    roce = _module_entries(errors, settings, "soft_rdma_roce", (_roce.ARGUMENT_SPEC, _roce.ARGUMENT_RULES), ROCE_KEYS,
+                           _roce.validate_params, ROCE_DEFAULTS)
+    for index, params in roce:
+        _listed_once(errors, ports, (params["device"], int(params["port"])), index, f"soft_rdma_roce[{index}].port",
+                     f"port {params['port']} of {params['device']!r}", "each device and port once")
+
+
+# --- rdma_core -------------------------------------------------------------------------------
+
+def _rdma_core(errors: _Errors, settings: dict) -> None:
+    _boolean(errors, settings, "rdma_core_install_packages")
+    for index, name in _items(errors, settings["rdma_core_extra_packages"], "rdma_core_extra_packages"):
+        errors.check(_validate.package_name, name, f"rdma_core_extra_packages[{index}]")
+    errors.check(_limits.validate_group, _module_str(settings["rdma_core_group"]), "rdma_core_group")
+    errors.check(_limits.validate_domain, _module_str(settings["rdma_core_memlock_domain"]), "rdma_core_memlock_domain")
+    value = settings["rdma_core_memlock_value"]
+    errors.check(_limits.validate_value, value if isinstance(value, str) else str(value), "rdma_core_memlock_value")  # role: | string
+    _boolean(errors, settings, "rdma_core_memlock_systemd")
+
+
+# --- ipoib -----------------------------------------------------------------------------------
+
+def _ipoib_role(errors: _Errors, settings: dict) -> None:
+    names = {}
+    connections = _module_entries(errors, settings, "ipoib_connections", (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES), IPOIB_KEYS,
+                                  _ipoib.desired_properties, IPOIB_DEFAULTS)
+    for index, params in connections:
+        _listed_once(errors, names, params["name"], index, f"ipoib_connections[{index}].name", repr(params["name"]), "each connection once")
+    _boolean(errors, settings, "ipoib_install_networkmanager")
+
+
+# --- roce_qos --------------------------------------------------------------------------------
+
+def _interface(errors: _Errors, entry, path: str, mode, persistent):
+    """One roce_qos_interfaces entry: the netdev as dcb_qos checks it, the device and port as roce_mode does."""
+    if not _known_keys(errors, entry, path, INTERFACE_KEYS):
+        return None
+    if errors.check(_validate.netdev_name, entry.get("netdev"), "netdev", prefix=path) is _INVALID:
+        return None
+    if persistent is True and errors.check(_roce.persistable_name, entry["netdev"], "netdev", "interface name",
+                                           "roce_qos_persistent: false", prefix=path) is _INVALID:
+        return None
+    if "device" not in entry:
+        port = errors.check(_validate.port_number, entry.get("port", 1), "port", prefix=path)
+        return None if port is _INVALID else (entry["netdev"], None, port)
+    fixed = {"persistent": persistent if persistent is not _INVALID else False}
+    if mode not in (_INVALID, ""):
+        fixed["mode"] = mode
+    params = _module_entry(errors, {key: entry[key] for key in ("device", "port") if key in entry}, path,
+                           (_roce.ARGUMENT_SPEC, _roce.ARGUMENT_RULES), ("device", "port"), {"port": 1}, fixed)
+    if params is None:
+        return None
+    checked = errors.check(_roce.validate_params, params, prefix=path)
+    return None if checked is _INVALID else (entry["netdev"], checked["device"], checked["port"])
+
+
+def _roce_qos(errors: _Errors, settings: dict) -> None:
+    errors.check(_qos_intent.normalize, settings["rdma_qos_intent"], "rdma_qos_intent")
+    errors.check(_validate.choice, settings["roce_qos_unsupported"], ("fail", "skip"), "roce_qos_unsupported")
+    mode = errors.check(_validate.choice, settings["roce_qos_roce_mode"], ("v1", "v2", ""), "roce_qos_roce_mode")
+    persistent = _boolean(errors, settings, "roce_qos_persistent")
+    _boolean(errors, settings, "roce_qos_dscp_prio_exclusive")
+    netdevs, ports = {}, {}
+    for index, entry in _items(errors, settings["roce_qos_interfaces"], "roce_qos_interfaces"):
+        path = f"roce_qos_interfaces[{index}]"
+        found = _interface(errors, entry, path, mode, persistent)
+        if found is None:
+            continue
+        netdev, device, port = found
+        if _listed_once(errors, netdevs, netdev, index, f"{path}.netdev", repr(netdev), "each netdev once") and device is not None:
+            _listed_once(errors, ports, (device, port), index, f"{path}.device", f"port {port} of {device!r}", "each device and port once")
+    _module_entries(errors, settings, "roce_qos_tc_rules", (_tclass.ARGUMENT_SPEC, _tclass.ARGUMENT_RULES), TC_KEYS,
+                    _tclass.module_params, TC_DEFAULTS)
+    errors.check(_validate.safe_path, settings["roce_qos_dcb_dir"], "roce_qos_dcb_dir")
+
+
+# --- switch_qos ------------------------------------------------------------------------------
+
+def _switch_qos(errors: _Errors, settings: dict) -> None:
+    errors.check(_qos_intent.normalize, settings["rdma_qos_intent"], "rdma_qos_intent")
+    for option, choices in (("switch_qos_platform", ("auto", "traffic_conf", "qos_features", "nvue")),
+                            ("switch_qos_asic", ("auto", "broadcom", "spectrum")),
+                            ("switch_qos_state", ("present", "absent"))):
+        errors.check(_validate.choice, settings[option], choices, option)
+    for option in ("switch_qos_traffic_conf", "switch_qos_features_conf", "switch_qos_spectrum_reload"):
+        errors.check(_validate.file_path, settings[option], option, True)
+    # the checker goes into copy's validate string, '<checker> --datapath-syntax-check -t %s'
+    errors.check(_validate.safe_path, settings["switch_qos_consistency_check"], "switch_qos_consistency_check")
+    errors.check(_validate.command, settings["switch_qos_nv"], "switch_qos_nv")
+    for option in ("switch_qos_syntax_check", "switch_qos_apply", "switch_qos_backup"):
+        _boolean(errors, settings, option)
+
+
+# --- fabric_check ----------------------------------------------------------------------------
+
+def _fabric_check(errors: _Errors, settings: dict) -> None:
+    errors.check(_validate.ipv4_address, settings["fabric_check_ip"], "fabric_check_ip")
+    errors.check(_validate.choice, settings["fabric_check_topology"], ("auto", "all", "ring"), "fabric_check_topology")
+    tests = _items(errors, settings["fabric_check_tests"], "fabric_check_tests")
+    if isinstance(settings["fabric_check_tests"], list) and not tests:
+        errors.add(f"fabric_check_tests: [] runs no traffic; allowed: one or more of {', '.join(FABRIC_TESTS)}")
+    for index, test in tests:
+        errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]")
+    timeout = errors.check(_validate.int_in_range, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
+    errors.check(_validate.int_in_range, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
+    seconds = errors.check(_validate.int_in_range, settings["fabric_check_write_bw_seconds"], 1, FABRIC_TIMEOUT_MAX,
+                           "fabric_check_write_bw_seconds")
+    if timeout is not _INVALID and seconds is not _INVALID and seconds >= timeout:
+        allowed = f"1-{timeout - 1}" if timeout > 1 else "none while fabric_check_timeout is 1"
+        errors.add(f"fabric_check_write_bw_seconds: {seconds} is not below fabric_check_timeout ({timeout}), which bounds ib_write_bw; "
+                   f"allowed: {allowed}")
+    errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
+    _boolean(errors, settings, "fabric_check_report_only")
+
+
+CHECKS = {
+    "soft_rdma": _soft_rdma,
+    "rdma_core": _rdma_core,
+    "ipoib": _ipoib_role,
+    "roce_qos": _roce_qos,
+    "switch_qos": _switch_qos,
+    "fabric_check": _fabric_check,
+}
+
+
+def errors(role: str, settings) -> list:
+    """One line per problem with the role's variables (all of them, in settings); [] when the role may run.
+
+    A role name that is not one of this collection's, or settings that are not
+    exactly the role's variables, is a mistake in the caller: ValueError.
+    """
+    if role not in CHECKS:
+        raise ValueError(f"role: {role!r} is not a role with inputs to check; allowed: {', '.join(CHECKS)}")
+    expected = ROLE_VARIABLES[role]
+    if not isinstance(settings, dict):
+        raise ValueError(f"_input: {settings!r} is not a dictionary of the variables of {role}")
+    missing = [name for name in expected if name not in settings]
+    unknown = [name for name in settings if name not in expected]
+    if missing or unknown:
+        raise ValueError(f"_input: give exactly the variables of {role} ({', '.join(expected)}); "
+                         f"missing: {', '.join(missing) or 'none'}; unknown: {', '.join(map(str, unknown)) or 'none'}")
+    found = _Errors()
+    CHECKS[role](found, settings)
+    return found.messages

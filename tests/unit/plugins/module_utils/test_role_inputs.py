@@ -1,0 +1,209 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""_role_inputs: the roles' variables checked with the modules' own argument specs and validators.
+
+The role entry points themselves meet the bad-input corpus in tests/unit/roles/test_role_bad_input.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _rdma_tool, _role_inputs, _roce, _tclass
+
+COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+ROLES = os.path.join(COLLECTION, "roles")
+
+
+def defaults(role) -> dict:
+    """The role's defaults, with what a play must set (fabric_check_ip) and the shared intent."""
+    with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as handle:
+        settings = yaml.safe_load(handle) or {}
+    if "rdma_qos_intent" in _role_inputs.ROLE_VARIABLES[role]:
+        settings["rdma_qos_intent"] = {}
+    if role == "fabric_check":
+        settings.update(fabric_check_ip="192.0.2.1", fabric_check_report_dir="/srv/fabric-check")
+    return settings
+
+
+def with_changes(role, **changes) -> dict:
+    settings = defaults(role)
+    settings.update(changes)
+    return settings
+
+
+@pytest.mark.parametrize("role", sorted(_role_inputs.ROLE_VARIABLES))
+def test_variables_are_the_documented_ones(role):
+    with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as handle:
+        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    assert set(_role_inputs.ROLE_VARIABLES[role]) == set(options)
+
+
+@pytest.mark.parametrize("role", sorted(_role_inputs.ROLE_VARIABLES))
+def test_the_role_hands_every_variable_to_its_input_check(role):
+    """The role's first task names every variable in the dict it gives the filter (the filter refuses fewer)."""
+    tasks_dir = os.path.join(ROLES, role, "tasks")
+    checks = []
+    for name in sorted(os.listdir(tasks_dir)):
+        with open(os.path.join(tasks_dir, name), encoding="utf-8") as handle:
+            for task in yaml.safe_load(handle) or []:
+                expression = str(task.get("vars", {}))
+                if f"role_input_errors('{role}')" in expression:
+                    checks.append((name, task))
+    assert len(checks) == 1, checks
+    _file, task = checks[0]
+    for variable in _role_inputs.ROLE_VARIABLES[role]:
+        assert re.search(rf"'{variable}': {variable}\b", str(task["vars"])), variable
+    assert task["ansible.builtin.assert"]["quiet"] is True
+
+
+@pytest.mark.parametrize("role", sorted(_role_inputs.ROLE_VARIABLES))
+def test_defaults_pass(role):
+    assert _role_inputs.errors(role, defaults(role)) == []
+
+
+def test_lab_settings_pass():
+    settings = with_changes(
+        "soft_rdma",
+        soft_rdma_links=[{"name": "rxe0", "type": "rxe", "netdev": "eth1"}],
+        soft_rdma_kernel_modules=["rdma_rxe", "siw", "rdma_cm", "rdma_ucm", "ib_uverbs"],
+        soft_rdma_roce=[{"device": "rxe0", "port": 1, "mode": "v2", "tos": 106}],
+    )
+    assert _role_inputs.errors("soft_rdma", settings) == []
+    connection = {"name": "lab-ib0", "ifname": "ib0", "transport_mode": "connected", "mtu": 65520,
+                  "ipv4": {"method": "manual", "addresses": ["192.0.2.1/24"]}, "autoconnect": False}
+    assert _role_inputs.errors("ipoib", with_changes("ipoib", ipoib_connections=[connection])) == []
+
+
+@pytest.mark.parametrize("role, changes, expected", [
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe0", "netdev": "-x"}]},
+     [r"^soft_rdma_links\[0\]\.netdev: invalid interface name '-x'; allowed: "]),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "../x", "netdev": "eth1"}]}, [r"^soft_rdma_links\[0\]\.name: invalid RDMA device name '\.\./x'"]),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe0", "netdev": "eth1", "state": "absent"}]},
+     [r"^soft_rdma_links\[0\]\.state: unknown option; allowed: name, type, netdev, persistent$"]),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe0", "netdev": "eth1"}, {"name": "rxe0", "netdev": "eth2"}]},
+     [r"^soft_rdma_links\[1\]\.name: 'rxe0' is listed twice \(also soft_rdma_links\[0\]\)"]),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe0", "netdev": "eth1"}, {"name": "rxe1", "type": "rxe", "netdev": "eth1"}]},
+     [r"^soft_rdma_links\[1\]\.netdev: rxe link on 'eth1' is listed twice \(also soft_rdma_links\[0\]\); allowed: one rxe link per netdev$"]),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe0", "netdev": "eth1"}, {"name": "siw0", "type": "siw", "netdev": "eth1"}]}, []),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe+0", "netdev": "eth1", "persistent": False}]}, []),
+    ("soft_rdma", {"soft_rdma_links": [{"name": "rxe+0", "netdev": "eth1"}]},
+     [r"^soft_rdma_links\[0\]\.name: 'rxe\+0' cannot be written into a udev rule"]),
+    ("soft_rdma", {"soft_rdma_kernel_modules": ["rdma_rxe", "x\ny"]}, [r"^soft_rdma_kernel_modules\[1\]: invalid kernel module name 'x\\ny'"]),
+    ("soft_rdma", {"soft_rdma_kernel_modules": "rdma_rxe"}, [r"^soft_rdma_kernel_modules: 'rdma_rxe' is not a list$"]),
+    ("soft_rdma", {"soft_rdma_roce": [{"device": "rxe0", "tos": 256}]}, [r"^soft_rdma_roce\[0\]\.tos: 256 is out of range; allowed: 0-255$"]),
+    ("soft_rdma", {"soft_rdma_roce": [{"device": "rxe0", "tos": 1, "dscp": 2}]},
+     [r"^soft_rdma_roce\[0\]: parameters are mutually exclusive: tos\|dscp$"]),
+    ("soft_rdma", {"soft_rdma_roce": [{"device": "rxe0"}, {"device": "rxe0", "port": "1"}]},
+     [r"^soft_rdma_roce\[1\]\.port: port 1 of 'rxe0' is listed twice"]),
+    ("soft_rdma", {"soft_rdma_exclusive": "maybe"}, [r"^soft_rdma_exclusive: 'maybe' is not a boolean"]),
+    ("rdma_core", {"rdma_core_memlock_value": "unlimited\n* hard memlock 0"},
+     [r"^rdma_core_memlock_value: 'unlimited\\n\* hard memlock 0' is not a limit"]),
+    ("rdma_core", {"rdma_core_memlock_value": 64}, []),
+    ("rdma_core", {"rdma_core_memlock_domain": "@rdma\n* hard memlock 0"}, [r"^rdma_core_memlock_domain: invalid limits domain"]),
+    ("rdma_core", {"rdma_core_group": "1000"}, [r"^rdma_core_group: invalid group name '1000'"]),
+    ("rdma_core", {"rdma_core_group": "g" * 33}, [r"^rdma_core_group: invalid group name"]),
+    ("rdma_core", {"rdma_core_extra_packages": ["perftest", "-y"]}, [r"^rdma_core_extra_packages\[1\]: invalid package name '-y'"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0", "mtu": 70000}]}, [r"^ipoib_connections\[0\]\.mtu: 70000 is out of range; allowed: 0-65520$"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0", "state": "gone\nx"}]},
+     [r"^ipoib_connections\[0\]: value of state must be one of: present, absent, up, down, got: gone\\nx$"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0", "pkey": "0x8002"}]},
+     [r"^ipoib_connections\[0\]: parameters are required together: parent, pkey$"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0", "ipv4": {"foo": 1}}]},
+     [r"^ipoib_connections\[0\]: unsupported parameters: ipv4\.foo\. Supported parameters include"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0", "ipv4": {"method": "manual", "addresses": "10.0.0.1/24,10.0.0.2/33"}}]},
+     [r"^ipoib_connections\[0\]\.ipv4\.addresses: '10\.0\.0\.2/33' is not an IPv4 address/prefix$"]),
+    ("ipoib", {"ipoib_connections": [{"name": "ib0"}, {"name": "ib0", "state": "absent"}]},
+     [r"^ipoib_connections\[1\]\.name: 'ib0' is listed twice"]),
+    ("ipoib", {"ipoib_connections": ["ib0"]}, [r"^ipoib_connections\[0\]: 'ib0' is not a dictionary"]),
+    ("roce_qos", {"rdma_qos_intent": {"roce": {"dscp": 99}}}, [r"^rdma_qos_intent\.roce\.dscp: 99 is out of range; allowed: 0-63$"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth1"}, {"netdev": "eth1"}]}, [r"^roce_qos_interfaces\[1\]\.netdev: 'eth1' is listed twice"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth+1"}]},
+     [r"^roce_qos_interfaces\[0\]\.netdev: interface name 'eth\+1' cannot be used in a systemd unit name; .*roce_qos_persistent: false\)$"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth+1"}], "roce_qos_persistent": False}, []),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth1", "device": "mlx5_0"}, {"netdev": "eth2", "device": "mlx5_0", "port": 1}]},
+     [r"^roce_qos_interfaces\[1\]\.device: port 1 of 'mlx5_0' is listed twice"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth1", "device": "mlx5/0"}]}, [r"^roce_qos_interfaces\[0\]\.device: invalid RDMA device"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth1", "port": 0}]}, [r"^roce_qos_interfaces\[0\]\.port: 0 is out of range"]),
+    ("roce_qos", {"roce_qos_interfaces": [{"device": "mlx5_0"}]}, [r"^roce_qos_interfaces\[0\]\.netdev: None is not a string"]),
+    ("roce_qos", {"roce_qos_tc_rules": [{"device": "mlx5_0", "ttl": 256}]}, [r"^roce_qos_tc_rules\[0\]\.ttl: 256 is out of range"]),
+    ("roce_qos", {"roce_qos_tc_rules": [{"device": "mlx5_0", "rules": [{"src_ip": "192.0.2.1/32", "tclass": 1}]}]},
+     [r"^roce_qos_tc_rules\[0\]\.rules\[0\]\.src_ip: '192\.0\.2\.1/32' has a mask"]),
+    ("roce_qos", {"roce_qos_dcb_dir": "/etc/%i"}, [r"^roce_qos_dcb_dir: '/etc/%i' cannot be written into a unit"]),
+    ("roce_qos", {"roce_qos_roce_mode": "v3"}, [r"^roce_qos_roce_mode: 'v3' is not allowed; allowed: v1, v2, ''$"]),
+    ("switch_qos", {"switch_qos_consistency_check": "/usr/bin/check %s"}, [r"^switch_qos_consistency_check: '/usr/bin/check %s' cannot"]),
+    ("switch_qos", {"switch_qos_nv": "-x"}, [r"^switch_qos_nv: '-x' is not a command"]),
+    ("switch_qos", {"switch_qos_traffic_conf": "traffic.conf"}, [r"^switch_qos_traffic_conf: 'traffic\.conf' is not an absolute path"]),
+    ("switch_qos", {"rdma_qos_intent": {"switch": {"ports": "swp1\nswp2"}}}, [r"^rdma_qos_intent\.switch\.ports\[0\]: 'swp1\\nswp2'"]),
+    ("fabric_check", {"fabric_check_ip": "169.254.77.1/24"}, [r"^fabric_check_ip: '169\.254\.77\.1/24' is not an IPv4 address"]),
+    ("fabric_check", {"fabric_check_tests": []}, [r"^fabric_check_tests: \[\] runs no traffic"]),
+    ("fabric_check", {"fabric_check_tests": ["rping", "iperf"]}, [r"^fabric_check_tests\[1\]: 'iperf' is not allowed"]),
+    ("fabric_check", {"fabric_check_write_bw_seconds": 30}, [r"^fabric_check_write_bw_seconds: 30 is not below fabric_check_timeout \(30\).*allowed: 1-29$"]),
+    ("fabric_check", {"fabric_check_timeout": 1}, [r"^fabric_check_write_bw_seconds: 2 is not below .*allowed: none while fabric_check_timeout is 1$"]),
+    ("fabric_check", {"fabric_check_timeout": "30"}, []),
+    ("fabric_check", {"fabric_check_report_dir": "/tmp/a\nb", "fabric_check_report_only": "maybe"},
+     [r"^fabric_check_report_dir: '/tmp/a\\nb' is not a path", r"^fabric_check_report_only: 'maybe' is not a boolean"]),
+])
+def test_errors(role, changes, expected):
+    found = _role_inputs.errors(role, with_changes(role, **changes))
+    assert len(found) == len(expected), found
+    for message, pattern in zip(found, expected):
+        assert re.search(pattern, message), message
+        assert len(message.splitlines()) == 1
+
+
+def test_entries_meet_the_modules_own_messages():
+    """The role's message is the entry's path, a dot, and exactly what the module would say."""
+    params = dict(name="rxe0", type="rxe", netdev="-x", state="present", persistent=True)
+    with pytest.raises(ValueError) as err:
+        _rdma_tool.validate_params(params)
+    settings = with_changes("soft_rdma", soft_rdma_links=[{"name": "rxe0", "netdev": "-x"}])
+    assert _role_inputs.errors("soft_rdma", settings) == [f"soft_rdma_links[0].{err.value}"]
+    with pytest.raises(ValueError) as err:
+        _tclass.validate_params(dict(device="mlx5_0", port=1, ttl=300))
+    settings = with_changes("roce_qos", roce_qos_tc_rules=[{"device": "mlx5_0", "ttl": 300}])
+    assert _role_inputs.errors("roce_qos", settings) == [f"roce_qos_tc_rules[0].{err.value}"]
+
+
+def test_numbers_become_text_as_a_module_makes_them():
+    """type=str options take numbers: a link named 5 is the module's '5', not an error."""
+    assert _role_inputs.errors("soft_rdma", with_changes("soft_rdma", soft_rdma_links=[{"name": 5, "netdev": 7}])) == []
+
+
+def test_every_problem_is_reported():
+    settings = with_changes("switch_qos", switch_qos_nv="-x", switch_qos_backup="maybe", switch_qos_platform="cumulus")
+    assert [message.split(":")[0] for message in _role_inputs.errors("switch_qos", settings)] == [
+        "switch_qos_platform", "switch_qos_nv", "switch_qos_backup"]
+
+
+def test_the_argument_specs_are_left_as_they_were():
+    specs = [copy.deepcopy(spec) for spec in (_rdma_tool.ARGUMENT_SPEC, _roce.ARGUMENT_SPEC, _ipoib.ARGUMENT_SPEC, _tclass.ARGUMENT_SPEC)]
+    _role_inputs.errors("ipoib", with_changes("ipoib", ipoib_connections=[{"name": "ib0", "ipv4": {"method": "manual"}}]))
+    _role_inputs.errors("roce_qos", with_changes("roce_qos", roce_qos_interfaces=[{"netdev": "eth1", "device": "x"}],
+                                                 roce_qos_tc_rules=[{"device": "x", "rules": [{"dst_ip": "192.0.2.1", "tclass": 1}]}]))
+    _role_inputs.errors("soft_rdma", with_changes("soft_rdma", soft_rdma_links=[{"name": "x", "netdev": "y"}],
+                                                  soft_rdma_roce=[{"device": "x"}]))
+    assert specs == [_rdma_tool.ARGUMENT_SPEC, _roce.ARGUMENT_SPEC, _ipoib.ARGUMENT_SPEC, _tclass.ARGUMENT_SPEC]
+
+
+@pytest.mark.parametrize("role, settings, message", [
+    ("nope", {}, r"^role: 'nope' is not a role with inputs to check; allowed: soft_rdma, "),
+    ("ipoib", [], r"^_input: \[\] is not a dictionary of the variables of ipoib$"),
+    ("ipoib", {"ipoib_connections": []}, r"^_input: give exactly the variables of ipoib .*missing: ipoib_install_networkmanager; unknown: none$"),
+    ("ipoib", {"ipoib_connections": [], "ipoib_install_networkmanager": True, "x": 1}, r"; missing: none; unknown: x$"),
+])
+def test_caller_mistakes(role, settings, message):
+    with pytest.raises(ValueError, match=message):
+        _role_inputs.errors(role, settings)
+
+
+@pytest.mark.parametrize("text, expected", [("a\nb", "a\\nb"), ("tab\there", "tab\\there"), ("ok é", "ok é"), ("x\u2028y", "x\\u2028y"),
+                                            ("\x00", "\\x00")])
+def test_one_line(text, expected):
+    assert _role_inputs.one_line(text) == expected
