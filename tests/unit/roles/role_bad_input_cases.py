@@ -1,0 +1,285 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Malformed inputs for the entry points of the six roles, as data.
+
+Each case starts from BASE[role], the role's valid settings, and sets one
+variable path to a bad value (settings_for()). Run through the role, every case
+must fail in the role's first tasks - its argument spec or its input check -
+with a message that names the variable (Case.named, by default the path that was
+set), change nothing and never contact the host. BASE itself must get past those
+tasks. FACTS are the facts the first tasks read (supplied as variables).
+
+Only the standard library is used, so that a test against a real host can import
+the same corpus (tests/unit/roles/test_role_bad_input.py runs it against an
+unreachable host).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import re
+
+# role, the variable path that is set ('soft_rdma_links[0].netdev'), a label, the value, and the path the
+# message must name when that differs from the one set (checks across entries name the later entry).
+Case = collections.namedtuple("Case", "role variable label value named", defaults=(None,))
+
+MISSING = object()  # as a value: remove the key
+
+ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check")
+
+FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
+
+_INTENT = {"roce": {"dscp": 26, "priority": 3}, "cnp": {"dscp": 48, "priority": 6}, "switch": {"ports": "swp1-swp4,swp6"}}
+
+BASE = {
+    "soft_rdma": {
+        "soft_rdma_kernel_modules": ["rdma_rxe", "rdma_cm", "rdma_ucm", "ib_uverbs"],
+        "soft_rdma_links": [
+            {"name": "rxe0", "type": "rxe", "netdev": "eth1"},
+            {"name": "siw0", "type": "siw", "netdev": "eth1", "persistent": False},
+        ],
+        "soft_rdma_exclusive": False,
+        "soft_rdma_roce": [
+            {"device": "rxe0", "port": 1, "mode": "v2", "tos": 106},
+            {"device": "siw0", "port": 1, "dscp": 26},
+        ],
+    },
+    "rdma_core": {
+        "rdma_core_install_packages": True,
+        "rdma_core_extra_packages": ["perftest", "rdma-core=44.0-2"],
+        "rdma_core_group": "rdma",
+        "rdma_core_memlock_domain": "@rdma",
+        "rdma_core_memlock_value": "unlimited",
+        "rdma_core_memlock_systemd": True,
+    },
+    "ipoib": {
+        "ipoib_connections": [
+            {"name": "ib0", "ifname": "ib0", "transport_mode": "connected", "mtu": 65520,
+             "ipv4": {"method": "manual", "addresses": ["192.0.2.1/24"], "gateway": "192.0.2.254"}},
+            {"name": "ib0.8002", "parent": "ib0", "pkey": "0x8002", "transport_mode": "datagram", "mtu": 2044},
+        ],
+        "ipoib_install_networkmanager": True,
+    },
+    "roce_qos": {
+        "rdma_qos_intent": _INTENT,
+        "roce_qos_interfaces": [{"netdev": "eth1", "device": "mlx5_0", "port": 1}],
+        "roce_qos_unsupported": "fail",
+        "roce_qos_roce_mode": "v2",
+        "roce_qos_persistent": True,
+        "roce_qos_dscp_prio_exclusive": False,
+        "roce_qos_tc_rules": [
+            {"device": "mlx5_0", "port": 1, "dscp": 26, "ttl": 64,
+             "rules": [{"src_ip": "192.0.2.1", "dst_ip": "192.0.2.0/24", "dscp": 26}]},
+        ],
+        "roce_qos_dcb_dir": "/etc/rdma-fabric/dcb",
+    },
+    "switch_qos": {
+        "rdma_qos_intent": _INTENT,
+        "switch_qos_platform": "nvue",
+        "switch_qos_asic": "spectrum",
+        "switch_qos_state": "present",
+        "switch_qos_traffic_conf": "/etc/cumulus/datapath/traffic.conf",
+        "switch_qos_features_conf": "/etc/cumulus/datapath/qos/qos_features.conf",
+        "switch_qos_syntax_check": True,
+        "switch_qos_consistency_check": "/usr/cumulus/bin/cl-consistency-check",
+        "switch_qos_spectrum_reload": "/cumulus/switchd/config/traffic/reload",
+        "switch_qos_nv": "nv",
+        "switch_qos_apply": True,
+        "switch_qos_backup": True,
+    },
+    "fabric_check": {
+        "fabric_check_ip": "192.0.2.1",
+        "fabric_check_topology": "auto",
+        "fabric_check_tests": ["rping", "ibv_rc_pingpong", "ib_write_bw"],
+        "fabric_check_timeout": 30,
+        "fabric_check_pingpong_iters": 500,
+        "fabric_check_write_bw_seconds": 2,
+        "fabric_check_report_dir": "/nonexistent/rdma-fabric-check",
+        "fabric_check_report_only": False,
+    },
+}
+
+# --- the kinds of bad value ---------------------------------------------------------------------
+
+# The name kinds of the issue - '/', '..', a leading '-', white space, newlines, '%', too long - in the
+# spelling of each kind of name; the first variable of a kind gets the long list, the others the short one.
+BAD_NETDEVS = [
+    ("slash", "eth/1"),
+    ("dotdot-path", "../eth1"),
+    ("leading-dash", "-x"),
+    ("space", "eth 1"),
+    ("newline", "eth1\nlo"),
+    ("16-bytes", "e" * 16),
+    ("colon", "eth1:1"),
+    ("tab", "eth\t1"),
+    ("nul", "eth\x001"),
+    ("empty", ""),
+]
+SHORT_NETDEVS = BAD_NETDEVS[:6]
+
+BAD_RDMA_NAMES = [
+    ("slash", "rxe/0"),
+    ("dotdot-path", "../x"),
+    ("leading-dash", "-x"),
+    ("space", "rxe 0"),
+    ("newline", "rxe0\nsiw0"),
+    ("percent", "rxe%d"),
+    ("64-bytes", "r" * 64),
+    ("dotdot", ".."),
+]
+SHORT_RDMA_NAMES = [BAD_RDMA_NAMES[index] for index in (1, 2, 4, 5, 6)]
+
+BAD_PORTS = [("zero", 0), ("256", 256)]
+
+
+def _corpus() -> list:
+    cases = []
+
+    def case(role, variable, label, value, named=None):
+        cases.append(Case(role, variable, label, value, named))
+
+    def each(role, variable, values):
+        for label, value in values:
+            case(role, variable, label, value)
+
+    # soft_rdma ---------------------------------------------------------------------------------
+    each("soft_rdma", "soft_rdma_kernel_modules[1]", [
+        ("newline-injection", "rdma_rxe\nevil"), ("dotdot-path", "../rdma_rxe"), ("leading-dash", "-r"), ("space", "rdma rxe"),
+        ("percent", "rdma%rxe"), ("56-bytes", "m" * 56)])
+    each("soft_rdma", "soft_rdma_links[0].name", BAD_RDMA_NAMES)
+    each("soft_rdma", "soft_rdma_links[0].netdev", BAD_NETDEVS)
+    # persistent links: the names go into a udev rule and a unit instance name
+    each("soft_rdma", "soft_rdma_links[0].name", [("persistent-plus", "rxe+0"), ("persistent-quote", 'rxe"0')])
+    each("soft_rdma", "soft_rdma_links[0].netdev", [("persistent-percent", "eth%1"), ("persistent-hash", "eth#1")])
+    case("soft_rdma", "soft_rdma_links[0].name", "missing", MISSING)
+    case("soft_rdma", "soft_rdma_links[0].type", "unknown", "roce")
+    case("soft_rdma", "soft_rdma_links[0].state", "unknown-key", "absent")
+    case("soft_rdma", "soft_rdma_links[2]", "duplicate-name", {"name": "rxe0", "netdev": "eth2"}, "soft_rdma_links[2].name")
+    case("soft_rdma", "soft_rdma_links[2]", "second-rxe-on-netdev", {"name": "rxe1", "netdev": "eth1"}, "soft_rdma_links[2].netdev")
+    each("soft_rdma", "soft_rdma_roce[0].device", SHORT_RDMA_NAMES[:4])
+    each("soft_rdma", "soft_rdma_roce[0].port", BAD_PORTS)
+    each("soft_rdma", "soft_rdma_roce[0].tos", [("256", 256), ("minus-1", -1)])
+    case("soft_rdma", "soft_rdma_roce[1].dscp", "64", 64)
+    case("soft_rdma", "soft_rdma_roce[0].dscp", "with-tos", 26)
+    case("soft_rdma", "soft_rdma_roce[0].device", "persistent-plus", "rxe+0")
+    case("soft_rdma", "soft_rdma_roce[2]", "duplicate-port", {"device": "rxe0", "port": 1, "tos": 0}, "soft_rdma_roce[2].port")
+    case("soft_rdma", "soft_rdma_exclusive", "not-a-boolean", "maybe")
+
+    # rdma_core ---------------------------------------------------------------------------------
+    each("rdma_core", "rdma_core_memlock_value", [
+        ("newline-injection", "unlimited\n* hard memlock 0"), ("number-newline-injection", "64\n*\thard\tmemlock\t0"),
+        ("negative", "-2"), ("word", "lots"), ("unit-suffix", "64k"), ("inner-space", "64 64"), ("too-large", str(2**64))])
+    each("rdma_core", "rdma_core_memlock_domain", [
+        ("newline-injection", "@rdma\n*\thard\tmemlock\t0"), ("space", "@rdma users"), ("hash", "#rdma"), ("slash", "@rd/ma"),
+        ("leading-dash", "-rdma"), ("empty", "")])
+    each("rdma_core", "rdma_core_group", [
+        ("slash", "rd/ma"), ("dotdot", ".."), ("leading-dash", "-rdma"), ("newline", "rdma\nroot"), ("percent", "rdma%"),
+        ("only-digits", "1000"), ("33-chars", "g" * 33)])
+    each("rdma_core", "rdma_core_extra_packages[0]", [
+        ("leading-dash", "-y"), ("space", "perftest rdma-core"), ("newline", "perftest\nrdma-core"), ("256-chars", "p" * 256)])
+    case("rdma_core", "rdma_core_install_packages", "not-a-boolean", "maybe")
+
+    # ipoib -------------------------------------------------------------------------------------
+    each("ipoib", "ipoib_connections[0].name", [
+        ("newline", "ib0\nib1"), ("leading-dash", "-ib0"), ("nul", "ib\x000"), ("escape", "ib0\x1b[31m"), ("256-chars", "n" * 256)])
+    each("ipoib", "ipoib_connections[0].ifname", SHORT_NETDEVS[:5])
+    each("ipoib", "ipoib_connections[1].parent", [("slash", "ib/0"), ("newline", "ib0\nib1"), ("child-too-long", "ib0123456789a")])
+    each("ipoib", "ipoib_connections[1].pkey", [
+        ("zero", "0x0000"), ("full-bit-only", "0x8000"), ("17-bits", "0x10000"), ("newline-inside", "0x80\n02")])
+    case("ipoib", "ipoib_connections[1].pkey", "parent-without-pkey", MISSING, "ipoib_connections[1].parent")
+    each("ipoib", "ipoib_connections[0].mtu", [("negative", -1), ("above-65520", 65521), ("word", "jumbo")])
+    case("ipoib", "ipoib_connections[1].mtu", "datagram-4093", 4093)
+    for label, value in (("prefix-33", "192.0.2.1/33"), ("octet-300", "300.1.1.1/24"), ("double-prefix", "192.0.2.0/24/1"),
+                         ("newline", "192.0.2.1/24\n10.0.0.1/8")):
+        case("ipoib", "ipoib_connections[0].ipv4.addresses", label, [value])
+    case("ipoib", "ipoib_connections[0].ipv4.gateway", "octet-300", "300.1.1.1")
+    case("ipoib", "ipoib_connections[0].state", "unknown", "gone")
+    case("ipoib", "ipoib_connections[0].mut", "unknown-key", 9000)
+    case("ipoib", "ipoib_connections[2]", "duplicate-name", {"name": "ib0"}, "ipoib_connections[2].name")
+
+    # roce_qos ----------------------------------------------------------------------------------
+    each("roce_qos", "rdma_qos_intent.roce.dscp", [("64", 64), ("minus-1", -1)])
+    case("roce_qos", "rdma_qos_intent.roce.priority", "8", 8)
+    case("roce_qos", "rdma_qos_intent.ecn.probability", "101", 101)
+    case("roce_qos", "rdma_qos_intent.pfc.priorities", "9", [3, 9], "rdma_qos_intent.pfc.priorities[1]")
+    each("roce_qos", "roce_qos_interfaces[0].netdev", SHORT_NETDEVS)
+    case("roce_qos", "roce_qos_interfaces[0].netdev", "persistent-plus", "eth+1")
+    each("roce_qos", "roce_qos_interfaces[0].device", SHORT_RDMA_NAMES)
+    each("roce_qos", "roce_qos_interfaces[0].port", BAD_PORTS)
+    case("roce_qos", "roce_qos_interfaces[1]", "duplicate-netdev", {"netdev": "eth1"}, "roce_qos_interfaces[1].netdev")
+    for variable, label, value in (
+        ("roce_qos_tc_rules[0].dscp", "64", 64),
+        ("roce_qos_tc_rules[0].ttl", "256", 256),
+        ("roce_qos_tc_rules[0].device", "dotdot-path", "../mlx5_0"),
+        ("roce_qos_tc_rules[0].rules[0].dst_ip", "mask-33", "192.0.2.0/33"),
+        ("roce_qos_tc_rules[0].rules[0].dst_ip", "comma-injection", "192.0.2.1,tclass=0"),
+        ("roce_qos_tc_rules[0].rules[0].src_ip", "with-mask", "192.0.2.1/32"),
+    ):
+        case("roce_qos", variable, label, value)
+    case("roce_qos", "roce_qos_tc_rules[1]", "tclass-256", {"device": "mlx5_0", "port": 2, "traffic_class": 256},
+         "roce_qos_tc_rules[1].traffic_class")
+    each("roce_qos", "roce_qos_dcb_dir", [
+        ("relative", "dcb"), ("space", "/etc/rdma fabric"), ("newline", "/etc/dcb\nExecStart=/bin/sh"), ("percent-specifier", "/etc/%i")])
+    case("roce_qos", "roce_qos_roce_mode", "v3", "v3")
+
+    # switch_qos --------------------------------------------------------------------------------
+    for label, value in (("newline", "swp1\nswp2"), ("descending", "swp1,swp6-swp2"), ("not-a-port", "eth0"), ("empty", ""),
+                         ("semicolon", "swp1;reboot")):
+        named = "rdma_qos_intent.switch.ports[1]" if label == "descending" else "rdma_qos_intent.switch.ports"
+        case("switch_qos", "rdma_qos_intent.switch.ports", label, value, named)
+    each("switch_qos", "rdma_qos_intent.switch.pfc_group", [("newline", "ROCE\nPFC"), ("space", "ROCE PFC")])
+    case("switch_qos", "rdma_qos_intent.switch.xoff_size", "minus-1", -1)
+    each("switch_qos", "switch_qos_traffic_conf", [("relative", "traffic.conf"), ("newline", "/etc/traffic.conf\n/etc/passwd")])
+    case("switch_qos", "switch_qos_spectrum_reload", "empty", "")
+    each("switch_qos", "switch_qos_consistency_check", [("format", "/usr/bin/check %s"), ("relative", "cl-consistency-check")])
+    each("switch_qos", "switch_qos_nv", [("leading-dash", "-x"), ("space", "nv show"), ("newline", "nv\nreboot"), ("dotdot-path", "../nv")])
+    case("switch_qos", "switch_qos_platform", "unknown", "cumulus")
+
+    # fabric_check ------------------------------------------------------------------------------
+    each("fabric_check", "fabric_check_ip", [
+        ("with-prefix", "169.254.77.1/24"), ("octet-300", "300.1.1.1"), ("three-octets", "192.0.2"), ("leading-zero", "192.0.2.01"),
+        ("trailing-newline", "192.0.2.1\n"), ("ipv6", "2001:db8::1")])
+    case("fabric_check", "fabric_check_tests", "empty", [])
+    case("fabric_check", "fabric_check_tests", "unknown-test", ["rping", "iperf"])
+    each("fabric_check", "fabric_check_timeout", [("zero", 0), ("above-a-day", 86401)])
+    case("fabric_check", "fabric_check_pingpong_iters", "zero", 0)
+    case("fabric_check", "fabric_check_write_bw_seconds", "not-below-timeout", 30)
+    case("fabric_check", "fabric_check_report_dir", "newline", "/tmp/report\nx")
+    case("fabric_check", "fabric_check_topology", "unknown", "mesh")
+    return cases
+
+
+CASES = _corpus()
+
+_TOKEN = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+def _steps(path: str) -> list:
+    """'a[0].b' -> ['a', 0, 'b']."""
+    steps = []
+    for index, key in _TOKEN.findall(path):
+        steps.append(int(index) if index else key)
+    return steps
+
+
+def settings_for(case: Case) -> dict:
+    """BASE[case.role] with case.variable set to case.value (removed for MISSING; missing dicts are made, a list grows at its end)."""
+    settings = copy.deepcopy(BASE[case.role])
+    steps = _steps(case.variable)
+    node = settings
+    for step in steps[:-1]:
+        node = node.setdefault(step, {}) if isinstance(node, dict) else node[step]
+    last = steps[-1]
+    if case.value is MISSING:
+        del node[last]
+    elif isinstance(node, list) and last == len(node):
+        node.append(copy.deepcopy(case.value))
+    else:
+        node[last] = copy.deepcopy(case.value)
+    return settings
+
+
+def case_id(case: Case) -> str:
+    return f"{case.role}-{case.variable}-{case.label}"
