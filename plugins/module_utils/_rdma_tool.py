@@ -46,6 +46,11 @@ ARGUMENT_RULES = dict(required_if=[("state", "present", ("type", "netdev"))])
 def validate_params(params: dict) -> None:
     """Raise ValueError naming the first bad option."""
     _validate.rdma_device_name(params["name"], "name")
+    if params.get("state", "present") == "present":
+        # required_if only sees whether the key was given; a null (a template that yields None) gets here
+        for option in ("type", "netdev"):
+            if params.get(option) is None:
+                raise ValueError(f"{option}: required when state is present, got null")
     if params["netdev"] is not None:
         _validate.netdev_name(params["netdev"], "netdev")
 
