@@ -243,18 +243,33 @@ def _read_current(module, device, port):
     return current
 
 
+def _port_gid_types(device, port):
+    """The GID types populated on the port, from sysfs (gid_attrs/types/<index>)."""
+    types_dir = _sysfs.path("class", "infiniband", device, "ports", str(port), "gid_attrs", "types")
+    return _roce.gid_types(_sysfs.read_attr(os.path.join(types_dir, entry)) for entry in _sysfs.list_dir(types_dir))
+
+
+def _unsupported_mode(module, device, port, value, types, why):
+    module.fail_json(msg=f"mode: port {port} of {device} does not support {value!r} ({why}); "
+                         f"GID types on the port: {', '.join(types) or 'none populated'}")
+
+
+def _predict_mode(module, device, port, writes):
+    """Check mode: fail as the real run will when the port has GIDs, none of the requested type."""
+    for attr, value in writes:
+        if attr == "mode":
+            types = _port_gid_types(device, port)
+            if types and value not in types:
+                _unsupported_mode(module, device, port, value, types, "no GID of that type: the kernel would answer EINVAL")
+
+
 def _write(module, device, port, attr, value):
     filename = _roce.attr_path(device, port, attr)
     try:
         back = _sysfs.write_attr(filename, value)
     except _sysfs.AttrWriteError as err:
         if attr == "mode" and err.errno == errno.EINVAL:
-            types_dir = _sysfs.path("class", "infiniband", device, "ports", str(port), "gid_attrs", "types")
-            types = _roce.gid_types(_sysfs.read_attr(os.path.join(types_dir, entry)) for entry in _sysfs.list_dir(types_dir))
-            module.fail_json(
-                msg=f"mode: port {port} of {device} does not support {value!r} (the kernel answered EINVAL); "
-                f"GID types on the port: {', '.join(types) or 'none populated'}"
-            )
+            _unsupported_mode(module, device, port, value, _port_gid_types(device, port), "the kernel answered EINVAL")
         module.fail_json(msg=f"{attr}: {err}")
     expected = str(value)
     if (back or "").strip() != expected:
@@ -395,7 +410,9 @@ def main():
         try:
             current = _read_current(module, device, port)
             writes = _roce.writes_needed(current, desired)
-            if not module.check_mode:
+            if module.check_mode:
+                _predict_mode(module, device, port, writes)
+            else:
                 for attr, value in writes:
                     _write(module, device, port, attr, value)
                     applied.append(f"set {attr} to {value}")

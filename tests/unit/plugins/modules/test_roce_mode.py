@@ -268,6 +268,27 @@ def test_v1_on_rxe_lists_the_gid_types(lab):
     assert persist_text() is None
 
 
+def test_v1_on_rxe_fails_in_check_mode_too(lab):
+    result = run({"device": "rxe0", "mode": "v1"}, check=True)
+    assert result["failed"] is True and not result.get("changed")
+    assert result["msg"] == (
+        "mode: port 1 of rxe0 does not support 'IB/RoCE v1' (no GID of that type: the kernel would answer EINVAL); "
+        "GID types on the port: RoCE v2"
+    )
+    assert lab.values[("rxe0", 1)]["mode"] == "RoCE v2"
+    assert groups(lab) == []
+
+
+def test_check_mode_cannot_predict_without_gids(lab):
+    """No GID populated (no address on the netdev): nothing to tell, check mode predicts the write."""
+    types = lab.root / "class" / "infiniband" / "rxe0" / "ports" / "1" / "gid_attrs" / "types"
+    for entry in types.iterdir():
+        if entry.is_file():
+            entry.unlink()
+    result = run({"device": "rxe0", "mode": "v1"}, check=True)
+    assert result["changed"] is True and not result.get("failed")
+
+
 def test_v2_on_siw_lists_the_gid_types(lab):
     result = run({"device": "siw0", "mode": "v2"})
     assert result["msg"].endswith("GID types on the port: IB/RoCE v1")
