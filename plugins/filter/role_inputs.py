@@ -5,13 +5,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ansible_collections.rdma.fabric.plugins.module_utils import _role_inputs
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 
+def _plain(value):
+    """Plain dicts and lists, every template in them resolved here, in the filter's own call.
+
+    Templates that Ansible left lazy (a value from group_vars such as lab/group_vars'
+    lab_data_ip) fail to resolve once ArgumentSpecValidator has deep-copied them
+    ("The filter plugin 'regex_replace' failed to load").
+    """
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
 def role_input_errors(settings, role):
     """One line per problem with a role's variables, each naming the variable's path; [] when the role may run."""
-    return _role_inputs.errors(role, settings)
+    return _role_inputs.errors(role, _plain(settings))
 
 
 class FilterModule:
