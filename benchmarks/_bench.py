@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import fcntl
 import json
 import os
 import statistics
@@ -43,9 +46,14 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result):
         row = {"play": getattr(self, "_play", ""), "task": result.task_name, "host": result._host.get_name(),
-               "seconds": time.monotonic() - self._start}
+               "seconds": time.monotonic() - self._start, "changed": bool(result._result.get("changed"))}
         with open(os.environ["BENCH_TIMES"], "a", encoding="utf-8") as out:
             out.write(json.dumps(row) + "\\n")
+
+    def v2_playbook_on_stats(self, stats):
+        if os.environ.get("BENCH_STATS"):  # the recap per host (ok, changed, skipped, ...), when asked for
+            with open(os.environ["BENCH_STATS"], "w", encoding="utf-8") as out:
+                json.dump({host: stats.summarize(host) for host in stats.processed}, out)
 '''
 
 
@@ -97,3 +105,47 @@ def emit(results: dict, path=None) -> None:
 def summary(values: list) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
             "max": round(max(values), 3), "n": len(values)}
+
+
+def lab_lock(path=None):
+    """A context manager: an exclusive flock(2) on path for the block (the lock flock(1) takes), or none without path."""
+    if not path:
+        return contextlib.nullcontext()
+    return _flocked(path)
+
+
+@contextlib.contextmanager
+def _flocked(path: str):
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run_recap(inventory: str, plays: list, strategy: str, extra_env=None) -> tuple:
+    """run_timed, and the play recap: (rows, wall seconds, {host: {ok, changed, skipped, failures, unreachable, ...}})."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "recap.json")
+        rows, wall = run_timed(inventory, plays, strategy, dict(extra_env or {}, BENCH_STATS=path))
+        with open(path, encoding="utf-8") as handle:
+            return rows, wall, json.load(handle)
+
+
+def lab_options(doc: str, rounds: int, strategies: list) -> argparse.ArgumentParser:
+    """A parser with the options of the lab benchmarks: --inventory (in $LAB_DIR, default .lab), --rounds,
+    --strategy (one of strategies, or both), --lock (a file to flock while using the lab), --json."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    lab_dir = os.environ.get("LAB_DIR", os.path.join(TOP, ".lab"))
+    parser.add_argument("--inventory", default=os.path.join(lab_dir, "inventory.yml"))
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--strategy", default="both", choices=strategies + ["both"])
+    parser.add_argument("--lock", help="hold flock(2) on this file while using the lab (one shared with others)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    return parser
+
+
+def chosen(strategy: str, strategies: list) -> list:
+    """The strategies --strategy names: all of them for 'both'."""
+    return list(strategies) if strategy == "both" else [strategy]

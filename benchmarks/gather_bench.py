@@ -4,7 +4,7 @@
 """Time Ansible's fact-gathering stage with rdma.fabric.gid_facts against ansible.builtin.setup alone, on the lab.
 
     LAB_DIR=/work/main/.lab python3 benchmarks/gather_bench.py [--hosts rdma_hosts] [--rounds 7]
-        [--strategy configured|linear|both] [--json FILE]
+        [--strategy configured|linear|both] [--lock FILE] [--json FILE]
 
 One ansible-playbook run per strategy holds --rounds rounds of three plays, in rotating
 order, each of which only gathers facts (gathering=explicit, gather_facts: true):
@@ -17,16 +17,15 @@ gives setup an async limit of 0, which async_wrapper enforces at its first check
 5 s, and setup takes longer than that on the emulated guests ('Timeout exceeded').
 The gathering task's time is taken on the controller from the task's start to the last
 host's result (a callback). The script prints the median and range of each, and the
-ratios of the medians against setup alone. It changes nothing on the hosts.
+ratios of the medians against setup alone. It changes nothing on the hosts. With --lock FILE,
+each strategy's playbook run holds flock(2) on FILE.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from _bench import TOP, emit, run_timed, summary
+from _bench import chosen, emit, lab_lock, lab_options, run_timed, summary
 
 VARIANTS = {
     "setup": {"ansible_facts_modules": ["ansible.builtin.setup"]},
@@ -62,20 +61,16 @@ def gather_times(rows: list, variants: list) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    lab_dir = os.environ.get("LAB_DIR", os.path.join(TOP, ".lab"))
-    parser.add_argument("--inventory", default=os.path.join(lab_dir, "inventory.yml"))
+    parser = lab_options(__doc__, 7, ["configured", "linear"])
     parser.add_argument("--hosts", default="rdma_hosts")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--strategy", default="both", choices=["configured", "linear", "both"])
-    parser.add_argument("--json", help="also write the figures to this file")
     opts = parser.parse_args()
 
     results = {"hosts": opts.hosts, "rounds": opts.rounds}
-    for strategy in (["configured", "linear"] if opts.strategy == "both" else [opts.strategy]):
+    for strategy in chosen(opts.strategy, ["configured", "linear"]):
         variants = list(VARIANTS)
-        rows, wall = run_timed(opts.inventory, plays(opts.hosts, opts.rounds, variants), strategy,
-                               {"ANSIBLE_GATHERING": "explicit"})
+        with lab_lock(opts.lock):
+            rows, wall = run_timed(opts.inventory, plays(opts.hosts, opts.rounds, variants), strategy,
+                                   {"ANSIBLE_GATHERING": "explicit"})
         times = gather_times(rows, variants)
         if any(len(v) != opts.rounds for v in times.values()):
             raise SystemExit(f"expected {opts.rounds} gathering times per variant, got {times}")

@@ -4,36 +4,49 @@
 """Time rdma.fabric.gid_facts against ansible.builtin.ping on a lab VM with a full GID table.
 
     LAB_DIR=/work/main/.lab-a python3 benchmarks/gid_facts_bench.py [--host vm1] [--rounds 9]
-        [--addresses 200] [--strategy configured|linear|both] [--json FILE]
+        [--addresses 200] [--strategy configured|linear|both] [--lock FILE] [--json FILE]
 
-What it does, in one run:
-1. puts --addresses addresses on the host's data NIC (half IPv4 in 169.254.78.0/24,
-   half IPv6 in fd00:77::/64, added with `ip -batch`, IPv6 without DAD), creates an rxe
-   link on that NIC if there is none (not persistent), and waits until the GID table
-   holds them all: rxe adds one GID per address;
+What it does, in one run (with --lock FILE, all of it under flock(2) on FILE):
+1. puts --addresses addresses on the host's data NIC (half IPv4 /32 in 169.254.78.1-250,
+   then 169.254.79.x and so on, half IPv6 in fd00:77::/64, added with `ip -batch`, IPv6
+   without DAD), creates an rxe link on that NIC if there is none (not persistent), and
+   waits until the GID table holds them all: rxe adds one GID per address, and its table
+   has 1,024 slots (--addresses 1000 fills about 1,000); the count is taken with gid_facts
+   and checked against sysfs (slots, and those holding a GID);
 2. runs one playbook per strategy with a warm-up of each module, then --rounds of
    ansible.builtin.ping and rdma.fabric.gid_facts in alternating order, and times each
    task on the controller (a small callback written to a temporary directory: from the
    task's start to its result);
 3. prints median and range per module and the ratio of the medians (goal <= 1.25);
-4. removes the addresses and the link it created, whatever happened.
+4. removes the addresses and the link it created, whatever happened, and checks that
+   none of its addresses is left.
 
 Networking: the addresses live on the lab's private data link between the VMs only.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
 import subprocess
 import sys
 import time
 
-from _bench import TOP, ansible_env, emit, run_timed, summary
+from _bench import ansible_env, chosen, emit, lab_lock, lab_options, run_timed, summary
 
 LINK = "rxebench"
+STRATEGIES = ["configured", "linear"]
+SYSFS_GIDS = """
+import os, sys
+values = []
+for name in os.listdir(sys.argv[1]):
+    try:
+        with open(os.path.join(sys.argv[1], name), encoding="ascii") as handle:
+            values.append(handle.read().strip())
+    except OSError:
+        values.append("")
+print(len(values), sum(1 for value in values if value.strip(":0")))
+"""
 
 
 def adhoc(inventory: str, host: str, module: str, args: dict, check=True) -> dict:
@@ -66,15 +79,34 @@ def host_var(inventory: str, host: str, name: str) -> str:
     return json.loads(proc.stdout)[name]
 
 
-def address_batch(verb: str, netdev: str, count: int) -> str:
-    lines = []
+def bench_addresses(count: int) -> list:
+    """The addresses the benchmark adds: alternately IPv4 /32 (169.254.78.1-250, then .79.x, ...) and IPv6 in fd00:77::/64."""
+    out = []
     for i in range(count):
-        if i % 2 == 0:
-            lines.append(f"address {verb} 169.254.78.{i // 2 + 1}/32 dev {netdev}")
-        else:
-            nodad = " nodad" if verb == "add" else ""
-            lines.append(f"address {verb} fd00:77::{i // 2 + 1:x}/64 dev {netdev}{nodad}")
+        n = i // 2
+        out.append(f"169.254.{78 + n // 250}.{n % 250 + 1}/32" if i % 2 == 0 else f"fd00:77::{n + 1:x}/64")
+    return out
+
+
+def address_batch(verb: str, netdev: str, count: int) -> str:
+    nodad = " nodad" if verb == "add" else ""
+    lines = [f"address {verb} {address} dev {netdev}{nodad if ':' in address else ''}" for address in bench_addresses(count)]
     return "\n".join(lines) + "\n"
+
+
+def leftover_addresses(inventory: str, host: str, netdev: str, count: int) -> list:
+    """The benchmark's addresses still on netdev (none after the cleanup)."""
+    shown = adhoc(inventory, host, "ansible.builtin.command", {"argv": ["ip", "-o", "address", "show", "dev", netdev]})
+    present = {word for line in shown["stdout"].splitlines() for word in line.split()}
+    return [address for address in bench_addresses(count) if address in present]
+
+
+def sysfs_gids(inventory: str, host: str, device: str) -> dict:
+    """The GID table as sysfs has it: its slots, and how many hold a GID (not all zeros)."""
+    path = f"/sys/class/infiniband/{device}/ports/1/gids"
+    shown = adhoc(inventory, host, "ansible.builtin.command", {"argv": ["python3", "-c", SYSFS_GIDS, path]})
+    slots, populated = (int(word) for word in shown["stdout"].split())
+    return {"slots": slots, "populated": populated}
 
 
 def gid_count(inventory: str, host: str, device: str) -> int:
@@ -103,60 +135,84 @@ def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dic
     return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    lab_dir = os.environ.get("LAB_DIR", os.path.join(TOP, ".lab"))
-    parser.add_argument("--inventory", default=os.path.join(lab_dir, "inventory.yml"))
-    parser.add_argument("--host", default="vm1")
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--addresses", type=int, default=200)
-    parser.add_argument("--strategy", default="both", choices=["configured", "linear", "both"])
-    parser.add_argument("--json", help="also write the figures to this file")
-    opts = parser.parse_args()
-
-    inv, host = opts.inventory, opts.host
-    netdev = host_var(inv, host, "lab_data_netdev")
+def rxe_device(inv: str, host: str, netdev: str) -> tuple:
+    """(the rxe device on netdev, whether the benchmark created it: not persistent, removed at the end)."""
     facts = adhoc(inv, host, "rdma.fabric.gid_facts", {})["ansible_facts"]
     device = facts["rdma_roce_v2_gid_index"]["by_netdev"].get(netdev, {}).get("device")
-    created = device is None
+    if device is not None:
+        return device, False
+    adhoc(inv, host, "rdma.fabric.rdma_link", {"name": LINK, "type": "rxe", "netdev": netdev, "persistent": False})
+    return LINK, True
+
+
+def populate(opts, netdev: str, device: str, before: int) -> dict:
+    """Add the addresses and wait until the GID table holds them (rxe adds one GID per address), or a time limit."""
+    inv, host = opts.inventory, opts.host
+    adhoc(inv, host, "ansible.builtin.command", {"argv": ["ip", "-batch", "-"],
+                                                 "stdin": address_batch("add", netdev, opts.addresses)})
+    deadline = time.monotonic() + 120 + opts.addresses // 5
+    while True:
+        count = gid_count(inv, host, device)
+        if count >= before + opts.addresses or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    table = sysfs_gids(inv, host, device)
+    print(f"[bench] {host}: {device} on {netdev} holds {count} GIDs ({before} before the addresses); "
+          f"sysfs: {table['populated']} of {table['slots']} slots", file=sys.stderr)
+    return {"gids_populated": count, "gid_slots": table["slots"], "gids_populated_sysfs": table["populated"]}
+
+
+def measure(opts, strategy: str) -> dict:
+    data = timed_playbook(opts.inventory, opts.host, opts.rounds, strategy)
+    ping, gid = summary(data["ping"]), summary(data["gid_facts"])
+    ratio = round(gid["median"] / ping["median"], 2)
+    print(f"[bench] strategy {strategy}: ping median {ping['median']:.2f}s (range {ping['min']:.2f}-{ping['max']:.2f}), "
+          f"gid_facts median {gid['median']:.2f}s (range {gid['min']:.2f}-{gid['max']:.2f}), "
+          f"ratio {ratio:.2f} (goal <= 1.25)", file=sys.stderr)
+    return {"ping": ping, "gid_facts": gid, "ratio_of_medians": ratio, "playbook_wall_seconds": data["wall_seconds"]}
+
+
+def cleanup(opts, netdev: str, device: str, created: bool) -> dict:
+    """Remove the addresses (and the link the benchmark made), whatever happened; then check what is left."""
+    inv, host = opts.inventory, opts.host
+    steps = [("ansible.builtin.command", {"argv": ["ip", "-force", "-batch", "-"],
+                                          "stdin": address_batch("del", netdev, opts.addresses)})]
     if created:
-        device = LINK
-        adhoc(inv, host, "rdma.fabric.rdma_link", {"name": LINK, "type": "rxe", "netdev": netdev, "persistent": False})
-    before = gid_count(inv, host, device)
+        steps.append(("rdma.fabric.rdma_link", {"name": LINK, "state": "absent"}))
+    for module, args in steps:
+        try:
+            adhoc(inv, host, module, args, check=False)
+        except SystemExit as err:
+            print(f"[bench] cleanup step {module} failed: {err}", file=sys.stderr)
+    left = leftover_addresses(inv, host, netdev, opts.addresses)
+    print(f"[bench] after the cleanup: {len(left)} of the benchmark's addresses left on {netdev}", file=sys.stderr)
+    out = {"addresses_left_after_cleanup": len(left)}
+    if not created:
+        out["gids_after_cleanup"] = gid_count(inv, host, device)
+    return out
+
+
+def run(opts) -> dict:
+    inv, host = opts.inventory, opts.host
+    netdev = host_var(inv, host, "lab_data_netdev")
+    device, created = rxe_device(inv, host, netdev)
     results = {"host": host, "device": device, "netdev": netdev, "addresses": opts.addresses, "rounds": opts.rounds}
     try:
-        adhoc(inv, host, "ansible.builtin.command", {"argv": ["ip", "-batch", "-"],
-                                                     "stdin": address_batch("add", netdev, opts.addresses)})
-        deadline = time.monotonic() + 120
-        while True:
-            count = gid_count(inv, host, device)
-            if count >= before + opts.addresses or time.monotonic() > deadline:
-                break
-            time.sleep(2)
-        results["gids_populated"] = count
-        results["gid_slots"] = 1024
-        print(f"[bench] {host}: {device} on {netdev} holds {count} GIDs ({before} before the addresses)", file=sys.stderr)
-        strategies = ["configured", "linear"] if opts.strategy == "both" else [opts.strategy]
-        for strategy in strategies:
-            data = timed_playbook(inv, host, opts.rounds, strategy)
-            ping, gid = summary(data["ping"]), summary(data["gid_facts"])
-            results[strategy] = {"ping": ping, "gid_facts": gid, "ratio_of_medians": round(gid["median"] / ping["median"], 2),
-                                 "playbook_wall_seconds": data["wall_seconds"]}
-            print(f"[bench] strategy {strategy}: ping median {ping['median']:.2f}s (range {ping['min']:.2f}-{ping['max']:.2f}), "
-                  f"gid_facts median {gid['median']:.2f}s (range {gid['min']:.2f}-{gid['max']:.2f}), "
-                  f"ratio {results[strategy]['ratio_of_medians']:.2f} (goal <= 1.25)", file=sys.stderr)
+        results.update(populate(opts, netdev, device, gid_count(inv, host, device)))
+        for strategy in chosen(opts.strategy, STRATEGIES):
+            results[strategy] = measure(opts, strategy)
     finally:
-        cleanup = [("ansible.builtin.command", {"argv": ["ip", "-force", "-batch", "-"],
-                                                "stdin": address_batch("del", netdev, opts.addresses)})]
-        if created:
-            cleanup.append(("rdma.fabric.rdma_link", {"name": LINK, "state": "absent"}))
-        for module, args in cleanup:
-            try:
-                adhoc(inv, host, module, args, check=False)
-            except SystemExit as err:
-                print(f"[bench] cleanup step {module} failed: {err}", file=sys.stderr)
-        if not created:
-            results["gids_after_cleanup"] = gid_count(inv, host, device)
+        results.update(cleanup(opts, netdev, device, created))
+    return results
+
+
+def main() -> int:
+    parser = lab_options(__doc__, 9, STRATEGIES)
+    parser.add_argument("--host", default="vm1")
+    parser.add_argument("--addresses", type=int, default=200, help="addresses to add, one GID each (rxe: 1,024 slots)")
+    opts = parser.parse_args()
+    with lab_lock(opts.lock):
+        results = run(opts)
     emit(results, opts.json)
     return 0
 
