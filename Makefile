@@ -10,12 +10,12 @@ export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.build/collections
 export ANSIBLE_CONFIG := $(TOP)/ansible.cfg
 PYVER      = $$($(VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
-.PHONY: help demo test bootstrap bootstrap-nolab sanity lint units molecule lab-up lab-down lab-status lab-image build
+.PHONY: help demo test bootstrap bootstrap-nolab sanity lint units molecule lab-up lab-down lab-status lab-image build bench
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
 	@echo "make test    sanity + lint + unit tests + the lab's molecule scenario"
-	@echo "more: lab-up lab-down lab-status lab-image sanity lint units molecule build"
+	@echo "more: lab-up lab-down lab-status lab-image sanity lint units molecule build bench"
 
 bootstrap:
 	@tools/bootstrap
@@ -66,3 +66,7 @@ lab-status:
 
 demo: bootstrap
 	@tools/demo
+
+# every benchmark of benchmarks/README.md (about an hour; not part of `make test`)
+bench: bootstrap
+	@tools/bench
