@@ -90,13 +90,18 @@ def take(trees=TREES, commands=None) -> dict:
             "kernel modules": modules}
 
 
-def differences(before: dict, after: dict) -> list:
-    """What changed between two manifests, one line per path or command."""
+def differences(before: dict, after: dict, ignore=()) -> list:
+    """What changed between two manifests, one line per path or command.
+
+    ignore: entry keys not to compare anywhere (for example inode and mtime_ns, to
+    compare files by content only); under /sys, UNSTABLE_IN_SYS is never compared.
+    """
     lines = []
     for path in sorted(set(before["files"]) | set(after["files"])):
         old, new = before["files"].get(path), after["files"].get(path)
-        if path.startswith("/sys/") and old and new:
-            old, new = ({key: value for key, value in item.items() if key not in UNSTABLE_IN_SYS} for item in (old, new))
+        skip = set(ignore) | (set(UNSTABLE_IN_SYS) if path.startswith("/sys/") else set())
+        if skip and old and new:
+            old, new = ({key: value for key, value in item.items() if key not in skip} for item in (old, new))
         if old != new:
             what = "added" if old is None else "removed" if new is None else ", ".join(
                 key for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key))
