@@ -113,6 +113,58 @@ def test_gid_to_ipv4_only_raises_value_error(text):
         assert result is None or ipaddress.IPv4Address(result)
 
 
+@pytest.mark.parametrize("gid, expected", [
+    ("0000:0000:0000:0000:0000:ffff:a9fe:4d01", "169.254.77.1"),
+    ("0000:0000:0000:0000:0000:ffff:0a0a:0a01", "10.10.10.1"),
+    ("0000:0000:0000:0000:0000:ffff:0000:0000", "0.0.0.0"),
+    ("0000:0000:0000:0000:0000:ffff:ffff:ffff", "255.255.255.255"),
+    ("0000:0000:0000:0000:0000:ffff:a9fe:4e0c", "169.254.78.12"),
+    ("0000:0000:0000:0000:0000:FFFF:A9FE:4D01", "169.254.77.1"),  # upper case: through gid_to_ipv4
+    ("0000:0000:0000:0000:0000:ffff:A9FE:4d01", "169.254.77.1"),  # mixed case: through gid_to_ipv4
+    ("fe80:0000:0000:0000:5054:00ff:fe77:0001", None),
+    ("fd00:0077:0000:0000:0000:0000:0000:01f4", None),
+    ("0000:0000:0000:0000:0000:0000:0000:0000", None),
+    ("0000:0000:0000:0000:0000:0000:a9fe:4d01", None),  # IPv4-compatible, not mapped
+    ("0000:0000:0000:0000:0000:fffe:a9fe:4d01", None),
+    ("5254:0077:0001:0000:0000:0000:0000:0000", None),  # siw
+    ("fe80::1", None),  # not the sysfs form: unchecked
+])
+def test_sysfs_gid_to_ipv4(gid, expected):
+    assert _gid.sysfs_gid_to_ipv4(gid) == expected
+
+
+@pytest.mark.parametrize("gid", [
+    "0000:0000:0000:0000:0000:ffff:a9fe:4d0g",
+    "0000:0000:0000:0000:0000:ffff:a9fe-4d01",
+    "0000:0000:0000:0000:0000:ffff:a9fe:4d01:0000",
+    "0000:0000:0000:0000:0000:ffff:a9fe",
+    "0000:0000:0000:0000:0000:ffff:",
+    "0000:0000:0000:0000:0000:FFFF:a9fe:4d0g",
+])
+def test_sysfs_gid_to_ipv4_sends_what_looks_mapped_to_gid_to_ipv4(gid):
+    with pytest.raises(ValueError, match=r"^gid: .* allowed: an IPv6-format GID"):
+        _gid.sysfs_gid_to_ipv4(gid)
+
+
+@given(st.one_of(ipv6s, mapped), st.booleans())
+def test_sysfs_gid_to_ipv4_agrees_with_gid_to_ipv4(address, upper):
+    gid = sysfs_form(address).upper() if upper else sysfs_form(address)
+    assert _gid.sysfs_gid_to_ipv4(gid) == _gid.gid_to_ipv4(gid)
+
+
+@given(mapped, st.integers(min_value=30, max_value=38), st.characters())
+def test_sysfs_gid_to_ipv4_with_a_bad_tail_is_gid_to_ipv4(address, position, char):
+    gid = sysfs_form(address)
+    gid = gid[:position] + char + gid[position + 1:]
+    try:
+        expected = _gid.gid_to_ipv4(gid)
+    except ValueError:
+        with pytest.raises(ValueError):
+            _gid.sysfs_gid_to_ipv4(gid)
+    else:
+        assert _gid.sysfs_gid_to_ipv4(gid) == expected
+
+
 def test_zero_gid():
     assert _gid.is_zero_gid(trees.ZERO)
     assert not _gid.is_zero_gid(trees.RXE_IPV4)
@@ -403,3 +455,52 @@ def test_gid_table_without_gid_attrs(sysroot):
 ])
 def test_is_sysfs_form(gid, expected):
     assert _gid._is_sysfs_form(gid) is expected
+
+
+def _validated_gid_table(device: str, port: int, port_dir: str) -> list:
+    """The rows as gid_row builds them from _sysfs.read_attr and the validated gid_to_ipv4 (the reference)."""
+    rows = []
+    gids_dir = os.path.join(port_dir, "gids")
+    for index in sorted(int(n) for n in os.listdir(gids_dir)):
+        gid = _sysfs.read_attr(os.path.join(gids_dir, str(index)))
+        if not gid or gid == _gid.ZERO_GID:
+            continue
+        gid_type = _sysfs.read_attr(os.path.join(port_dir, "gid_attrs", "types", str(index)))
+        netdev = _sysfs.read_attr(os.path.join(port_dir, "gid_attrs", "ndevs", str(index)))
+        rows.append(_gid.gid_row(device, port, index, gid, gid_type or None, netdev or None))
+    return rows
+
+
+def _many_gids() -> dict:
+    """A nearly full rxe table like the benchmark's: IPv4 and IPv6 addresses, both types, two netdevs, gaps."""
+    gids = {0: trees.RXE_LINK_LOCAL}
+    for index in range(1, 1000):
+        n = index // 2
+        if index % 2:
+            gid = _gid.ipv4_to_gid(f"169.254.{78 + n // 250}.{n % 250 + 1}")
+        else:
+            gid = sysfs_form(ipaddress.IPv6Address(f"fd00:77::{n + 1:x}"))
+        gids[index] = (gid, "IB/RoCE v1" if index % 3 == 0 else "RoCE v2", "eth1.100" if index % 7 == 0 else "eth1")
+    for index in range(300, 340):
+        gids.pop(index)
+    return gids
+
+
+@pytest.mark.parametrize("build", [
+    trees.lab_tree,
+    trees.add_mlx5_ib,
+    lambda root: trees.add_rxe(root, gids=_many_gids()),
+    lambda root: trees.add_rxe(root, slots=8, gids={3: "0000:0000:0000:0000:0000:FFFF:0A00:0001", 5: trees.RXE_IPV4}),
+])
+def test_gid_table_rows_are_the_validated_rows(sysroot, build):
+    build(sysroot)
+    seen = 0
+    for device in os.listdir(sysroot / "class" / "infiniband"):
+        ports = sysroot / "class" / "infiniband" / device / "ports"
+        for port in os.listdir(ports):
+            expected = _validated_gid_table(device, int(port), str(ports / port))
+            got = _gid.read_gid_table(device, int(port), str(ports / port))
+            assert got == expected
+            assert [list(row.items()) for row in got] == [list(row.items()) for row in expected]  # key order too
+            seen += len(got)
+    assert seen > 0
