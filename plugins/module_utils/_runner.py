@@ -15,6 +15,21 @@ def run(module, argv: list, data=None):
     return module.run_command(argv, environ_update=C_LOCALE, data=data, check_rc=False)
 
 
+def reload_or_warn(module, tool: str, args: list, path: str, later: str) -> None:
+    """Have udevd or systemd read a changed file now; trouble is a warning, as the file is in place.
+
+    A host (or container) where the manager does not run, or without the tool,
+    still gets the file; the warning says when the manager will read it.
+    """
+    binary = module.get_bin_path(tool)
+    if not binary:
+        module.warn(f"persistent: {tool} not found; {later} {path}")
+        return
+    rc, _out, err = run(module, [binary] + args)
+    if rc != 0:
+        module.warn(f"persistent: '{' '.join([tool] + args)}' failed ({first_line(err) or f'rc={rc}'}); {later} {path}")
+
+
 def first_line(text: str) -> str:
     """The first non-empty line of a tool's message, for one-line errors."""
     for line in (text or "").splitlines():

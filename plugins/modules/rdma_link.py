@@ -245,17 +245,6 @@ def write_file(module, path: str, content: str) -> None:
     os.chmod(path, 0o644)
 
 
-def reload_manager(module, tool: str, args: list, path: str, later: str) -> None:
-    """Have udevd or systemd read a changed file now; trouble is a warning, as the file is in place."""
-    binary = module.get_bin_path(tool)
-    if not binary:
-        module.warn(f"persistent: {tool} not found; {later} {path}")
-        return
-    rc, _out, err = _runner.run(module, [binary] + args)
-    if rc != 0:
-        module.warn(f"persistent: '{' '.join([tool] + args)}' failed ({_runner.first_line(err) or f'rc={rc}'}); {later} {path}")
-
-
 def update_persistence(module, files: dict, done: list) -> None:
     """Write or remove the changed files; the unit first, the rule last (and removed first)."""
     order = ("unit", "config", "rule") if files["rule"]["after"] is not None else ("rule", "config", "unit")
@@ -278,11 +267,11 @@ def update_persistence(module, files: dict, done: list) -> None:
         updated.append(kind)
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
-            reload_manager(module, "systemctl", ["daemon-reload"], entry["path"],
+            _runner.reload_or_warn(module, "systemctl", ["daemon-reload"], entry["path"],
                            "systemd loads the unit at its next daemon-reload or boot:")
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
-            reload_manager(module, "udevadm", ["control", "--reload"], entry["path"], "udevd reads")
+            _runner.reload_or_warn(module, "udevadm", ["control", "--reload"], entry["path"], "udevd reads")
 
 
 def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
