@@ -268,7 +268,7 @@ def update_persistence(module, files: dict, done: list) -> None:
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
             _runner.reload_or_warn(module, "systemctl", ["daemon-reload"], entry["path"],
-                           "systemd loads the unit at its next daemon-reload or boot:")
+                                   "systemd loads the unit at its next daemon-reload or boot:")
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
             _runner.reload_or_warn(module, "udevadm", ["control", "--reload"], entry["path"], "udevd reads")
