@@ -4,7 +4,11 @@
 #   lab/build-image.sh OUTDIR
 #
 # OUTDIR receives base.img (ext4, raw), vmlinuz, initrd.img, siw.ko's build log,
-# id_ed25519{,.pub} (the lab's SSH key) and kernel-release.  The apt suites are
+# id_ed25519{,.pub} (the lab's SSH key), kernel-release, and container.tar: the
+# same Debian user space without kernel, modules or boot files, as the root
+# filesystem that `docker import` makes the containers scenario's image from (no
+# registry needed). The VM image also has docker.io, masked until labctl starts it
+# (LAB_DOCKER=1).  The apt suites are
 # the build machine's own, so the kernel in the image and the headers used to
 # build siw out of tree come from the same suites and share one ABI.
 # Runs as root (mmdebstrap --mode=root, apt-get).
@@ -41,6 +45,8 @@ mmdebstrap --variant=minbase --mode=root --quiet \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
+    --customize-hook="bash '$here/image/container-tar.sh' \"\$1\" '$out/container.tar'" \
+    --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io" \
     bookworm "$rootfs" "$sources"
 
 abi=$(ls "$rootfs/lib/modules")
@@ -66,7 +72,8 @@ chmod 0755 "$rootfs/usr/local/sbin/lab-net"
 chmod 0600 "$rootfs/etc/NetworkManager/system-connections/"*.nmconnection
 rm -f "$rootfs/etc/hostname"
 for unit in systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
-    e2scrub_reap.service fstrim.timer man-db.timer dpkg-db-backup.timer; do
+    e2scrub_reap.service fstrim.timer man-db.timer dpkg-db-backup.timer \
+    docker.service docker.socket containerd.service; do
     ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
 done
 chroot "$rootfs" systemctl enable lab-net.service >/dev/null 2>&1

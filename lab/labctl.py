@@ -16,6 +16,10 @@ Environment:
                    are base+1000+N (default 2222)
     LAB_CACHE      image cache (default ~/.cache/rdma-fabric-lab)
     LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
+    LAB_DOCKER     1: each VM also runs the Docker engine, has the lab's container
+                   image (rdma-fabric-lab:bookworm, imported from the image's
+                   container.tar) and the engine's socket forwarded over SSH to
+                   $LAB_DIR/docker-vmN.sock (the containers scenario; default 0)
 
 Networking stays on loopback: the management NIC is QEMU user networking with
 restrict=on and SSH forwarded from 127.0.0.1 only; the data NICs are joined by
@@ -52,6 +56,8 @@ NVMS = int(os.environ.get("LAB_VMS") or _SAVED.get("vms", 2))
 PORT_BASE = int(os.environ.get("LAB_PORT_BASE") or _SAVED.get("port_base", 2222))
 CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab"))
 BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
+DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
+CONTAINER_IMAGE = "rdma-fabric-lab:bookworm"
 DATA_NET = "169.254.77"
 DATA_PREFIX = 24
 DATA_NETDEV = "eth1"
@@ -161,7 +167,7 @@ def qemu_argv(index: int, img: str) -> list:
         shutil.which("qemu-system-x86_64") or "qemu-system-x86_64",
         "-name", f"rdma-fabric-lab-{name}",
         "-nodefaults", "-display", "none", "-machine", "q35",
-        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "512",
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "1024" if DOCKER else "512",
         "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
         "-append", append,
         "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
@@ -170,6 +176,9 @@ def qemu_argv(index: int, img: str) -> list:
         "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{udp_port(index)}",
         "-device", f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:{index:02x}",
         "-device", "virtio-rng-pci",
+        *(["-drive", f"file={img}/container.tar,if=virtio,format=raw,readonly=on",
+           "-drive", f"file={docker_disk(index, img)},if=virtio,format={'qcow2' if docker_cached(img) else 'raw'},"
+           "cache=unsafe"] if DOCKER else []),
         "-serial", f"file:{run}/console.log", "-monitor", "none",
         "-pidfile", f"{run}/qemu.pid", "-daemonize",
     ]
@@ -189,6 +198,8 @@ def start_vm(index: int, img: str) -> None:
         ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", os.path.join(img, "base.img"), disk],
         check=True,
     )
+    if DOCKER:
+        make_docker_disk(index, img)
     proc = subprocess.run(qemu_argv(index, img), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise LabError(f"{name}: qemu failed to start: {proc.stderr.strip()}")
@@ -237,6 +248,117 @@ def wait_for_ssh(start: float) -> None:
                            f"did not answer within {BOOT_TIMEOUT}s\n{tails}")
         if pending:
             time.sleep(3)
+
+
+def docker_cached(img: str) -> bool:
+    return os.path.exists(os.path.join(img, "docker-store.img"))
+
+
+def docker_disk(index: int, img: str) -> str:
+    name = "docker.qcow2" if docker_cached(img) else "docker-seed.img"
+    return os.path.join(LAB_DIR, f"vm{index}", name)
+
+
+def make_docker_disk(index: int, img: str) -> None:
+    """/var/lib/docker's disk: an overlay on the cached store, or an empty ext4 to import into."""
+    disk = docker_disk(index, img)
+    if os.path.exists(disk):
+        os.unlink(disk)
+    if docker_cached(img):
+        argv = ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
+                os.path.join(img, "docker-store.img"), disk]
+    else:
+        argv = ["mkfs.ext4", "-q", "-L", "labdocker", disk, "4096M"]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+
+
+def docker_socket(index: int) -> str:
+    return os.path.join(LAB_DIR, f"docker-vm{index}.sock")
+
+
+def docker_ping(path: str) -> bool:
+    """True when a Docker engine answers GET /_ping on the unix socket at path."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(path)
+            sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            reply = b""
+            while True:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+    except OSError:
+        return False
+    return reply.startswith(b"HTTP/1.") and b" 200 " in reply.split(b"\r\n", 1)[0] and reply.endswith(b"OK")
+
+
+# The engine is masked in the image; the container image comes from the read-only
+# second disk (the image's container.tar), imported once per boot.
+DOCKER_SETUP = (
+    "set -e; mkdir -p /var/lib/docker; mountpoint -q /var/lib/docker || mount /dev/vdc /var/lib/docker; "
+    # what a Docker host gives its RDMA containers: /dev/infiniband exists before they start
+    "modprobe -a ib_uverbs rdma_ucm; "
+    "systemctl unmask --quiet containerd.service docker.socket docker.service; "
+    "systemctl start docker.service; "
+    f"docker image inspect {CONTAINER_IMAGE} >/dev/null 2>&1 || "
+    "docker import --change 'CMD [\"/sbin/init\"]' "
+    f"--change 'ENV container=docker' /dev/vdb {CONTAINER_IMAGE} >/dev/null; "
+    f"docker image inspect --format '{{{{.Size}}}}' {CONTAINER_IMAGE}"
+)
+
+
+def save_docker_store(img: str) -> None:
+    """Keep vm1's freshly imported /var/lib/docker as the cached store of this image."""
+    stop = "systemctl stop docker.service docker.socket containerd.service && sync && umount /var/lib/docker"
+    subprocess.run(ssh_argv(1, stop), check=True, capture_output=True, timeout=600)
+    tmp = os.path.join(img, "docker-store.img.partial")
+    subprocess.run(["cp", "--sparse=always", os.path.join(LAB_DIR, "vm1", "docker-seed.img"), tmp], check=True)
+    os.rename(tmp, os.path.join(img, "docker-store.img"))
+    subprocess.run(ssh_argv(1, "mount /dev/vdc /var/lib/docker && systemctl start docker.service"),
+                   check=True, capture_output=True, timeout=600)
+    say(f"vm1: /var/lib/docker with {CONTAINER_IMAGE} kept in {img}/docker-store.img for the next boots")
+
+
+def start_docker(img: str) -> None:
+    """Start each VM's engine, import the image, forward the engine's socket over SSH."""
+    start = time.monotonic()
+    seeding = not docker_cached(img) and os.path.exists(os.path.join(LAB_DIR, "vm1", "docker-seed.img"))
+    procs = {i: subprocess.Popen(ssh_argv(i, DOCKER_SETUP), stdout=subprocess.PIPE,  # pylint: disable=consider-using-with
+                                 stderr=subprocess.PIPE, text=True) for i in range(1, NVMS + 1)}
+    for index, proc in procs.items():
+        try:
+            out, err = proc.communicate(timeout=max(BOOT_TIMEOUT, 2400))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise LabError(f"vm{index}: docker setup did not finish within {max(BOOT_TIMEOUT, 2400)}s") from None
+        if proc.returncode != 0:
+            raise LabError(f"vm{index}: docker setup failed (rc {proc.returncode}): {err.strip() or out.strip()}")
+        say(f"vm{index}: docker engine up, {CONTAINER_IMAGE} ({int(out.split()[-1]) // 2**20} MiB) "
+            f"after {time.monotonic() - start:.0f}s")
+    if seeding:
+        save_docker_store(img)
+    for index in range(1, NVMS + 1):
+        path = docker_socket(index)
+        pidfile = os.path.join(LAB_DIR, f"vm{index}", "docker-ssh.pid")
+        if not pid_alive(pidfile):
+            if os.path.exists(path):
+                os.unlink(path)
+            argv = ssh_argv(index)
+            argv[1:1] = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=15",
+                         "-L", f"{path}:/run/docker.sock"]
+            proc = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL,  # pylint: disable=consider-using-with
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(pidfile, "w", encoding="utf-8") as handle:
+                handle.write(f"{proc.pid}\n")
+        for _attempt in range(100):
+            if docker_ping(path):
+                break
+            time.sleep(0.2)
+        else:
+            raise LabError(f"vm{index}: the engine does not answer on {path} (the SSH forward failed)")
+        say(f"vm{index}: DOCKER_HOST=unix://{path}")
 
 
 def write_inventory() -> str:
@@ -311,7 +433,7 @@ def cmd_up() -> None:
         raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
-        json.dump({"vms": NVMS, "port_base": PORT_BASE}, handle)
+        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER)}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
@@ -320,6 +442,8 @@ def cmd_up() -> None:
     for index in range(1, NVMS + 1):
         start_vm(index, img)
     wait_for_ssh(start)
+    if DOCKER:
+        start_docker(img)
     path = write_inventory()
     say(f"{NVMS} VM(s) up in {time.monotonic() - start:.0f}s")
     print(path)
@@ -327,7 +451,8 @@ def cmd_up() -> None:
 
 def cmd_down() -> None:
     stopped = 0
-    pidfiles = [os.path.join(LAB_DIR, f"vm{i}", "qemu.pid") for i in range(1, 65)]
+    pidfiles = [os.path.join(LAB_DIR, f"vm{i}", "docker-ssh.pid") for i in range(1, 65)]
+    pidfiles += [os.path.join(LAB_DIR, f"vm{i}", "qemu.pid") for i in range(1, 65)]
     pidfiles.append(os.path.join(LAB_DIR, "hub.pid"))
     for pidfile in pidfiles:
         pid = pid_alive(pidfile)
