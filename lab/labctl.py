@@ -314,7 +314,7 @@ def save_docker_store(img: str) -> None:
     stop = "systemctl stop docker.service docker.socket containerd.service && sync && umount /var/lib/docker"
     subprocess.run(ssh_argv(1, stop), check=True, capture_output=True, timeout=600)
     tmp = os.path.join(img, "docker-store.img.partial")
-    subprocess.run(["cp", "--sparse=always", os.path.join(LAB_DIR, "vm1", "docker-seed.img"), tmp], check=True)
+    subprocess.run(["cp", "--sparse=always", docker_disk(1, img), tmp], check=True)
     os.rename(tmp, os.path.join(img, "docker-store.img"))
     subprocess.run(ssh_argv(1, "mount /dev/vdc /var/lib/docker && systemctl start docker.service"),
                    check=True, capture_output=True, timeout=600)
@@ -324,7 +324,7 @@ def save_docker_store(img: str) -> None:
 def start_docker(img: str) -> None:
     """Start each VM's engine, import the image, forward the engine's socket over SSH."""
     start = time.monotonic()
-    seeding = not docker_cached(img) and os.path.exists(os.path.join(LAB_DIR, "vm1", "docker-seed.img"))
+    seeding = not docker_cached(img) and os.path.exists(docker_disk(1, img))
     procs = {i: subprocess.Popen(ssh_argv(i, DOCKER_SETUP), stdout=subprocess.PIPE,  # pylint: disable=consider-using-with
                                  stderr=subprocess.PIPE, text=True) for i in range(1, NVMS + 1)}
     for index, proc in procs.items():

@@ -197,11 +197,11 @@ def port_sort_key(name: str):
 
 # --- pure builders --------------------------------------------------------------
 
-def gid_row(device: str, port: int, index: int, gid: str, gid_type, netdev) -> dict:
+def gid_row(device: str, port: int, index: int, gid: str, gid_type, netdev, to_ipv4=gid_to_ipv4) -> dict:
     """One rdma_gids row; the ipv4 key is there only for IPv4-mapped GIDs.
 
-    read_gid_table builds the same rows inline (keep the two in step; a unit
-    test compares them).
+    to_ipv4 is the conversion: the validated gid_to_ipv4, or sysfs_gid_to_ipv4
+    for GIDs read from sysfs (read_gid_table; the same result for those).
     """
     row = {
         "device": device,
@@ -211,7 +211,7 @@ def gid_row(device: str, port: int, index: int, gid: str, gid_type, netdev) -> d
         "type": gid_type,
         "netdev": netdev,
     }
-    ipv4 = gid_to_ipv4(gid)
+    ipv4 = to_ipv4(gid)
     if ipv4 is not None:
         row["ipv4"] = ipv4
     return row
@@ -278,10 +278,9 @@ def _open_dir(dirname: str):
 def read_gid_table(device: str, port: int, port_dir: str) -> list:
     """Rows for every populated GID of one port; zero GIDs are skipped before gid_attrs is touched.
 
-    The rows are gid_row's (same keys in the same order, same values; a unit
-    test compares them over recorded trees), built here with sysfs_gid_to_ipv4
-    and without a call per row: with 1,024 slots this loop is most of
-    gid_facts' own work on an emulated CPU.
+    The rows are gid_row's with sysfs_gid_to_ipv4 (a unit test compares them with
+    the validated conversion over recorded trees): with 1,024 slots this loop is
+    most of gid_facts' own work on an emulated CPU.
     """
     gids_dir = os.path.join(port_dir, "gids")
     slots = sorted((int(n), n) for n in _sysfs.list_dir(gids_dir) if n.isdigit())
@@ -294,18 +293,13 @@ def read_gid_table(device: str, port: int, port_dir: str) -> list:
     try:
         if gids_fd is None:
             return rows
-        read, to_ipv4, append = _read_small, sysfs_gid_to_ipv4, rows.append
         for index, name in slots:
-            gid = read(name, gids_fd)
+            gid = _read_small(name, gids_fd)
             if not gid or gid == ZERO_GID:
                 continue
-            row = {"device": device, "port": port, "index": index, "gid": gid,
-                   "type": (read(name, types_fd) if types_fd is not None else None) or None,
-                   "netdev": (read(name, ndevs_fd) if ndevs_fd is not None else None) or None}
-            ipv4 = to_ipv4(gid)
-            if ipv4 is not None:
-                row["ipv4"] = ipv4
-            append(row)
+            gid_type = _read_small(name, types_fd) if types_fd is not None else None
+            netdev = _read_small(name, ndevs_fd) if ndevs_fd is not None else None
+            rows.append(gid_row(device, port, index, gid, gid_type or None, netdev or None, sysfs_gid_to_ipv4))
     finally:
         for fd in fds:
             if fd is not None:
