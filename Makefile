@@ -14,7 +14,7 @@ PYVER      = $$($(VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_i
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests + the lab's molecule scenario"
+	@echo "make test    sanity + lint + unit tests + both molecule scenarios (lab VMs, containers in lab VMs)"
 	@echo "more: lab-up lab-down lab-status lab-image sanity lint units molecule molecule-containers build bench"
 
 bootstrap:
@@ -29,6 +29,7 @@ test: bootstrap
 	@tools/timed "lint" $(MAKE) --no-print-directory lint
 	@tools/timed "units" $(MAKE) --no-print-directory units
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
+	@tools/timed "molecule-containers" $(MAKE) --no-print-directory molecule-containers
 
 # Target Pythons (modules run on 3.9+): compile and import run on every one found,
 # through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.
@@ -48,8 +49,8 @@ lint: bootstrap-nolab
 molecule: bootstrap
 	cd $(TOP) && molecule test
 
-# the containers scenario, against the Docker engines of two lab VMs (work in progress,
-# issue #11: not yet part of `make test`)
+# the containers scenario, against the Docker engines of two lab VMs of their own
+# (.lab-containers, SSH ports 2722-2723)
 molecule-containers: bootstrap
 	tools/molecule-containers
 
