@@ -15,12 +15,20 @@ def run(module, argv: list, data=None):
     return module.run_command(argv, environ_update=C_LOCALE, data=data, check_rc=False)
 
 
-def reload_or_warn(module, tool: str, args: list, path: str, later: str) -> None:
-    """Have udevd or systemd read a changed file now; trouble is a warning, as the file is in place.
+# How each manager is told to read a changed file now, and when it reads it otherwise.
+_RELOADS = {
+    "udevadm": (["control", "--reload"], "udevd reads"),
+    "systemctl": (["daemon-reload"], "systemd loads the unit at its next daemon-reload or boot:"),
+}
 
-    A host (or container) where the manager does not run, or without the tool,
-    still gets the file; the warning says when the manager will read it.
+
+def reload_or_warn(module, tool: str, path: str) -> None:
+    """Have udevd (tool udevadm) or systemd (systemctl) read a changed file now; trouble is a warning.
+
+    The file is in place: a host (or container) where the manager does not run,
+    or without the tool, still gets it; the warning says when the manager reads it.
     """
+    args, later = _RELOADS[tool]
     binary = module.get_bin_path(tool)
     if not binary:
         module.warn(f"persistent: {tool} not found; {later} {path}")

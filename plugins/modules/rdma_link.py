@@ -267,11 +267,10 @@ def update_persistence(module, files: dict, done: list) -> None:
         updated.append(kind)
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
-            _runner.reload_or_warn(module, "systemctl", ["daemon-reload"], entry["path"],
-                                   "systemd loads the unit at its next daemon-reload or boot:")
+            _runner.reload_or_warn(module, "systemctl", entry["path"])
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
-            _runner.reload_or_warn(module, "udevadm", ["control", "--reload"], entry["path"], "udevd reads")
+            _runner.reload_or_warn(module, "udevadm", entry["path"])
 
 
 def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:

@@ -337,15 +337,14 @@ def _persistence(module, device, port, desired, persistent, applied):
     changed = False
     if new_text:
         static = [
-            (_roce.UDEV_RULE, _roce.render_udev_rule(), ["udevadm", "control", "--reload"], "udevd reads"),
+            (_roce.UDEV_RULE, _roce.render_udev_rule(), "udevadm"),
             (
                 _roce.UNIT_FILE,
                 _roce.render_unit(module.get_bin_path("modprobe", required=True), module.get_bin_path("systemd-tmpfiles", required=True)),
-                ["systemctl", "daemon-reload"],
-                "systemd loads the unit at its next daemon-reload or boot:",
+                "systemctl",
             ),
         ]
-        for filename, content, reload_argv, later in static:
+        for filename, content, manager in static:
             try:
                 current = _read_file(filename)
             except ValueError as err:
@@ -356,7 +355,7 @@ def _persistence(module, device, port, desired, persistent, applied):
                     _write_file(module, filename, content)
                     applied.append(f"wrote {filename}")
                     # as rdma_link: the file is in place, a manager that is not running reads it later
-                    _runner.reload_or_warn(module, reload_argv[0], reload_argv[1:], filename, later)
+                    _runner.reload_or_warn(module, manager, filename)
     if (old_text or "") != new_text:
         changed = True
         if not module.check_mode:
