@@ -46,6 +46,19 @@ options:
     type: bool
     default: true
     version_added: 0.1.0
+  gid_table:
+    description:
+      - Return every populated GID in RV(ansible_facts.rdma_gids).
+      - With V(false), RV(ansible_facts.rdma_gids) is an empty list. The module still reads the whole GID table, so the
+        ports' C(gid_count), C(gid_types) and C(netdev) and RV(ansible_facts.rdma_roce_v2_gid_index) are the same as
+        with V(true).
+      - A RoCE port holds a GID for each address of its netdev (one per RoCE version the device offers), up to the
+        size of its table (1,024 slots on rxe). On hosts with many addresses the rows are most of the result, and of
+        what a fact cache keeps per host; V(false) makes the module faster there (see the collection's C(benchmarks/README.md)). The C(rdma.fabric.rdma_gid_table) and
+        C(rdma.fabric.rdma_host_summary) filters need the rows; hosts gathered with V(false) contribute none.
+    type: bool
+    default: true
+    version_added: 0.1.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup
@@ -95,6 +108,10 @@ EXAMPLES = r"""
   rdma.fabric.gid_facts:
     device: [rxe0]
     port: 1
+
+- name: Only the devices and the RoCE v2 lookup, on a host with many addresses
+  rdma.fabric.gid_facts:
+    gid_table: false
 
 - name: The NCCL GID index of eth1
   ansible.builtin.debug:
@@ -200,7 +217,7 @@ ansible_facts:
               type: int
               version_added: 0.1.0
     rdma_gids:
-      description: One row per populated GID, ordered by device, port and index.
+      description: One row per populated GID, ordered by device, port and index; empty with O(gid_table=false).
       returned: always
       type: list
       elements: dict
@@ -277,6 +294,7 @@ def main():
             device=dict(type="list", elements="str"),
             port=dict(type="int"),
             roce_defaults=dict(type="bool", default=True),
+            gid_table=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -285,7 +303,8 @@ def main():
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
 
-    facts = _gid.collect(module.params["device"], module.params["port"], module.params["roce_defaults"])
+    params = module.params
+    facts = _gid.collect(params["device"], params["port"], params["roce_defaults"], params["gid_table"])
     for name in facts.pop("missing"):
         module.warn(f"device: no RDMA device named {name} in /sys/class/infiniband")
     module.exit_json(changed=False, ansible_facts=facts)

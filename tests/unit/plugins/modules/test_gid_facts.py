@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import subprocess
@@ -136,11 +137,15 @@ def test_lab_tree_without_any_process(rdma_cm, sysroot, warned, check_mode):
     assert warned == []
 
 
-def test_hundreds_of_gids(sysroot):
+def _hundreds_of_gids(sysroot):
     gids = {0: trees.RXE_LINK_LOCAL}
     for index in range(1, 401):
         gids[index] = f"0000:0000:0000:0000:0000:ffff:0a00:{index:04x}"
     trees.add_rxe(sysroot, gids=gids)
+
+
+def test_hundreds_of_gids(sysroot):
+    _hundreds_of_gids(sysroot)
     ok, result = run({"device": ["rxe0"], "port": 1})
     assert ok
     facts = result["ansible_facts"]
@@ -148,6 +153,24 @@ def test_hundreds_of_gids(sysroot):
     assert len(facts["rdma_roce_v2_gid_index"]["by_ipv4"]) == 400
     assert facts["rdma_roce_v2_gid_index"]["by_ipv4"]["10.0.1.44"]["index"] == 300
     assert facts["rdma_devices"]["rxe0"]["ports"]["1"]["gid_count"] == 401
+
+
+@pytest.mark.parametrize("make_tree, args", [
+    (trees.lab_tree, {}),
+    (trees.add_mlx5_ib, {"port": 2}),
+    (_hundreds_of_gids, {"device": ["rxe0"]}),
+])
+def test_gid_table_false_leaves_out_only_the_rows(sysroot, make_tree, args):
+    make_tree(sysroot)
+    ok, full = run(args)
+    assert ok and full["ansible_facts"]["rdma_gids"]
+    ok, narrow = run(dict(args, gid_table=False))
+    assert ok and narrow["changed"] is False
+    facts = narrow["ansible_facts"]
+    assert facts["rdma_gids"] == []
+    assert {k: v for k, v in facts.items() if k != "rdma_gids"} == \
+        {k: v for k, v in full["ansible_facts"].items() if k != "rdma_gids"}
+    assert len(json.dumps(facts)) < len(json.dumps(full["ansible_facts"]))
 
 
 def test_filters_and_missing_device_warning(sysroot, warned):
