@@ -207,6 +207,9 @@ def corpus():
         case("gid_facts", "device[1]", label, {"device": ["rxe0", value]})
     for label, value in BAD_PORTS:
         case("gid_facts", "port", label, {"port": value})
+    for option in ("roce_defaults", "gid_table"):
+        for label, value in (("word", "sometimes"), ("number", 2), ("list", [True])):
+            case("gid_facts", option, label, {option: value})
 
     # memlock ---------------------------------------------------------------------------------------
     for label, value in BAD_DOMAINS:
