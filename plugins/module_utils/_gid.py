@@ -85,11 +85,9 @@ def gid_to_ipv4(gid):
     Raises ValueError when gid is not a GID at all.
     """
     if _is_sysfs_form(gid):
-        # Fast path for the sysfs form (the GID loop uses sysfs_gid_to_ipv4).
-        if not gid.lower().startswith(_MAPPED_PREFIX):
-            return None
-        digits = gid[30:34] + gid[35:39]
-        return ".".join(str(int(digits[i:i + 2], 16)) for i in range(0, 8, 2))
+        # The sysfs form needs no ipaddress: lowered, it is exactly what sysfs_gid_to_ipv4 trusts.
+        gid = gid.lower()
+        return sysfs_gid_to_ipv4(gid) if gid.startswith(_MAPPED_PREFIX) else None
     mapped = _parse_gid(gid).ipv4_mapped
     return None if mapped is None else str(mapped)
 
