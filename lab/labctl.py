@@ -327,12 +327,13 @@ def start_docker(img: str) -> None:
     seeding = not docker_cached(img) and os.path.exists(docker_disk(1, img))
     procs = {i: subprocess.Popen(ssh_argv(i, DOCKER_SETUP), stdout=subprocess.PIPE,  # pylint: disable=consider-using-with
                                  stderr=subprocess.PIPE, text=True) for i in range(1, NVMS + 1)}
+    limit = max(BOOT_TIMEOUT, 2400)
     for index, proc in procs.items():
         try:
-            out, err = proc.communicate(timeout=max(BOOT_TIMEOUT, 2400))
+            out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise LabError(f"vm{index}: docker setup did not finish within {max(BOOT_TIMEOUT, 2400)}s") from None
+            raise LabError(f"vm{index}: docker setup did not finish within {limit}s") from None
         if proc.returncode != 0:
             raise LabError(f"vm{index}: docker setup failed (rc {proc.returncode}): {err.strip() or out.strip()}")
         say(f"vm{index}: docker engine up, {CONTAINER_IMAGE} ({int(out.split()[-1]) // 2**20} MiB) "
