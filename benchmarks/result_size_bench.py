@@ -12,14 +12,16 @@ and one RoCE v2 row per address) by the module's own collect(). Two stand-in mod
 run on a local connection, doing the same work on the target (start Python, read that
 result from a file) and differing only in what they print:
 - small: {"changed": false, "ping": "pong"}, the size of ping's result;
-- facts: {"changed": false, "ansible_facts": <the gid_facts result>}.
+- facts: {"changed": false, "ansible_facts": <the gid_facts result>};
+- facts_no_rows: the same with rdma_gids empty, which is gid_facts' result with
+  gid_table=false (its unit tests assert that only the rows differ).
 Neither imports AnsibleModule, so neither pays exit_json's walk over the values (that is
-on the target; gid_facts_bench.py measures the whole module). The difference of the two
-per-task times is what ansible-core on the controller spends on the result alone:
+on the target; gid_facts_bench.py measures the whole module). The difference of a facts
+stand-in's per-task time and small's is what ansible-core on the controller spends on the result alone:
 decoding, tagging, stripping internal keys, converting to native types for the
-callbacks, and storing the facts. Each round runs --tasks tasks of each stand-in, in
-alternating order; printed and written: median and range over the rounds of the mean
-task time per stand-in, and of their difference.
+callbacks, and storing the facts. Each round runs --tasks tasks of each stand-in, the
+order rotated by one per round; printed and written: median and range over the rounds of
+the mean task time per stand-in, and of each facts stand-in's difference to small.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ with open({facts!r}, encoding="utf-8") as handle:
     facts = json.load(handle)
 print(json.dumps({result}))
 """
-RESULTS = {"small": '{"changed": False, "ping": "pong"}', "facts": '{"changed": False, "ansible_facts": facts}'}
+RESULTS = {"small": '{"changed": False, "ping": "pong"}', "facts": '{"changed": False, "ansible_facts": facts}',
+           "facts_no_rows": '{"changed": False, "ansible_facts": dict(facts, rdma_gids=[])}'}
 
 
 def write(path: str, text: str) -> None:
@@ -115,22 +118,26 @@ def main() -> int:
                  "ANSIBLE_LOCAL_TEMP": os.path.join(tmp, "local-tmp"),
                  "ANSIBLE_REMOTE_TMP": os.path.join(tmp, "remote-tmp")}
         results = {"gids": opts.gids, "result_bytes": len(json.dumps({"changed": False, "ansible_facts": facts})),
+                   "result_bytes_no_rows": len(json.dumps({"changed": False,
+                                                           "ansible_facts": dict(facts, rdma_gids=[])})),
                    "rounds": opts.rounds, "tasks": opts.tasks, "python": sys.version.split()[0],
                    "load_average": [round(value, 2) for value in os.getloadavg()], "strategies": {}}
         for strategy in strategies:
             means = {name: [] for name in RESULTS}
+            names = list(RESULTS)
             for round_no in range(opts.rounds):
-                order = list(RESULTS) if round_no % 2 == 0 else list(reversed(RESULTS))
-                for name in order:
+                shift = round_no % len(names)
+                for name in names[shift:] + names[:shift]:
                     play = {"name": name, "hosts": "bench", "gather_facts": False,
                             "tasks": [{"name": f"{name} {i}", f"bench_{name}": {}} for i in range(opts.tasks)]}
                     rows, _wall = run_timed(inventory, [play], strategy, extra)
                     if len(rows) != opts.tasks:
                         raise SystemExit(f"{name}: {len(rows)} task results, expected {opts.tasks}")
                     means[name].append(statistics.mean(row["seconds"] for row in rows))
-            diffs = [facts_s - small_s for facts_s, small_s in zip(means["facts"], means["small"])]
-            results["strategies"][strategy] = {"small": summary(means["small"]), "facts": summary(means["facts"]),
-                                               "difference": summary(diffs)}
+            out = {name: summary(values) for name, values in means.items()}
+            for name, key in (("facts", "difference"), ("facts_no_rows", "difference_no_rows")):
+                out[key] = summary([big - small for big, small in zip(means[name], means["small"])])
+            results["strategies"][strategy] = out
     emit(results, opts.json)
     return 0
 
