@@ -54,8 +54,8 @@ options:
         with V(true).
       - A RoCE port holds a GID for each address of its netdev (one per RoCE version the device offers), up to the
         size of its table (1,024 slots on rxe). On hosts with many addresses the rows are most of the result, and of
-        what a fact cache keeps per host. With a full rxe table V(false) returns about a quarter of the bytes, which
-        Ansible then handles faster on both sides (see the collection's C(benchmarks/README.md)).
+        what a fact cache keeps per host. With 1,002 GIDs, half of them IPv4-mapped, V(false) returns about a quarter
+        of the bytes, which Ansible then handles faster on both sides (see the collection's C(benchmarks/README.md)).
       - The C(rdma.fabric.rdma_gid_table) and C(rdma.fabric.rdma_host_summary) filters need the rows; hosts gathered
         with V(false) contribute none.
     type: bool
