@@ -8,14 +8,14 @@
 
 gid_facts' own result for a port with --gids populated GIDs is made from a generated sysfs
 tree (the same shape as the lab's rxe with many addresses: IPv4-mapped GIDs, one RoCE v1
-and one RoCE v2 row per address) by the module's own collect(). Two stand-in modules then
+and one RoCE v2 row per address) by the module's own collect(). Three stand-in modules then
 run on a local connection, doing the same work on the target (start Python, read that
 result from a file) and differing only in what they print:
 - small: {"changed": false, "ping": "pong"}, the size of ping's result;
 - facts: {"changed": false, "ansible_facts": <the gid_facts result>};
 - facts_no_rows: the same with rdma_gids empty, which is gid_facts' result with
   gid_table=false (its unit tests assert that only the rows differ).
-Neither imports AnsibleModule, so neither pays exit_json's walk over the values (that is
+None imports AnsibleModule, so none pays exit_json's walk over the values (that is
 on the target; gid_facts_bench.py measures the whole module). The difference of a facts
 stand-in's per-task time and small's is what ansible-core on the controller spends on the result alone:
 decoding, tagging, stripping internal keys, converting to native types for the
