@@ -102,6 +102,12 @@ def emit(results: dict, path=None) -> None:
             handle.write("\n")
 
 
+def rotated(items: list, round_no: int) -> list:
+    """items in round round_no's order: rotated by one per round, so each takes every position in turn."""
+    shift = round_no % len(items)
+    return items[shift:] + items[:shift]
+
+
 def summary(values: list) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
             "max": round(max(values), 3), "n": len(values)}

@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 
-from _bench import TOP, emit, run_timed, summary
+from _bench import TOP, emit, rotated, run_timed, summary
 
 PYTHON = os.path.join(TOP, ".venv", "bin", "python")
 PR_SET_CHILD_SUBREAPER = 36
@@ -187,10 +187,9 @@ def warm_up(opts: argparse.Namespace, inventories: dict, env: dict, logs: str) -
 def run_rounds(opts: argparse.Namespace, strategies: list, inventories: dict, env: dict, logs: str) -> list:
     runs = []
     for rnd in range(opts.rounds):
-        shift = rnd % len(opts.variants)
         for count in opts.hosts:
             for strategy in strategies:
-                for name in opts.variants[shift:] + opts.variants[:shift]:
+                for name in rotated(opts.variants, rnd):
                     run = measure(inventories[count], [play(name, opts.tasks)], strategy, env, logs)
                     expected = 0 if TASKS[name] is None else count * opts.tasks
                     if run["results"] != expected:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from _bench import chosen, emit, lab_lock, lab_options, run_timed, summary
+from _bench import chosen, emit, lab_lock, lab_options, rotated, run_timed, summary
 
 VARIANTS = {
     "setup": {"ansible_facts_modules": ["ansible.builtin.setup"]},
@@ -41,8 +41,7 @@ def plays(hosts: str, rounds: int, variants: list) -> list:
     out = [{"name": "warm-up", "hosts": hosts, "gather_facts": True, "vars": VARIANTS["serial"],
             "tasks": [{"name": "Warm-up ping", "ansible.builtin.ping": {}}]}]
     for i in range(rounds):
-        shift = i % len(variants)
-        for name in variants[shift:] + variants[:shift]:
+        for name in rotated(variants, i):
             out.append({"name": f"{name} {i}", "hosts": hosts, "gather_facts": True, "vars": VARIANTS[name],
                         "tasks": []})
     return out

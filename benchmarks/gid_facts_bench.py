@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from _bench import ansible_env, chosen, emit, lab_lock, lab_options, run_timed, summary
+from _bench import ansible_env, chosen, emit, lab_lock, lab_options, rotated, run_timed, summary
 
 LINK = "rxebench"
 STRATEGIES = ["configured", "linear"]
@@ -126,8 +126,7 @@ TIMED = [
 def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dict:
     tasks = [{"name": f"warm-up {name}", module: args} for name, module, args in TIMED]
     for i in range(rounds):
-        shift = i % len(TIMED)
-        for name, module, args in TIMED[shift:] + TIMED[:shift]:
+        for name, module, args in rotated(TIMED, i):
             tasks.append({"name": f"{name} {i}", module: args})
     play = [{"name": "benchmark", "hosts": host, "gather_facts": False, "tasks": tasks}]
     rows, wall = run_timed(inventory, play, strategy)

@@ -33,7 +33,7 @@ import statistics
 import sys
 import tempfile
 
-from _bench import TOP, emit, run_timed, summary
+from _bench import TOP, emit, rotated, run_timed, summary
 
 sys.path.insert(0, os.path.join(TOP, ".build", "collections"))
 
@@ -124,10 +124,8 @@ def main() -> int:
                    "load_average": [round(value, 2) for value in os.getloadavg()], "strategies": {}}
         for strategy in strategies:
             means = {name: [] for name in RESULTS}
-            names = list(RESULTS)
             for round_no in range(opts.rounds):
-                shift = round_no % len(names)
-                for name in names[shift:] + names[:shift]:
+                for name in rotated(list(RESULTS), round_no):
                     play = {"name": name, "hosts": "bench", "gather_facts": False,
                             "tasks": [{"name": f"{name} {i}", f"bench_{name}": {}} for i in range(opts.tasks)]}
                     rows, _wall = run_timed(inventory, [play], strategy, extra)
