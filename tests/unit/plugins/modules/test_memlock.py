@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 from ansible.module_utils import basic
@@ -265,3 +268,40 @@ def test_dest_is_a_directory(env, tmp_path):
     result = run({"domain": "@rdma", "value": "1", "dest": str(tmp_path)})
     assert result["failed"] is True
     assert result["msg"] == f"dest: {str(tmp_path)!r} is not a file path"
+
+
+_RUN_MEMLOCK = """
+import json, sys
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.rdma.fabric.plugins.modules import memlock
+with patch_module_args(json.loads(sys.argv[1])):
+    memlock.main()
+"""
+
+
+def test_twenty_parallel_module_runs_on_one_file(tmp_path):
+    """20 memlock processes, each adding its own domain to one file, started together: all entries, one file."""
+    dest = tmp_path / "90-rdma-fabric-memlock.conf"
+    dest.write_text("# shared file\n")
+    root = memlock.__file__.rsplit(os.sep + "ansible_collections" + os.sep, 1)[0]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+               LC_ALL="C")
+    procs = [
+        subprocess.Popen(  # pylint: disable=consider-using-with
+            [sys.executable, "-c", _RUN_MEMLOCK, json.dumps({"domain": f"user{i}", "value": "unlimited", "dest": str(dest)})],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for i in range(20)
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    assert [r.get("failed", False) for r in results] == [False] * 20
+    assert [r["changed"] for r in results] == [True] * 20
+    text = dest.read_text()
+    assert text.startswith("# shared file\n")
+    for index in range(20):
+        assert _limits.file_limits(text, f"user{index}") == {"soft": "unlimited", "hard": "unlimited"}
+    assert len(_limits.split_lines(text)) == 41
+    assert sorted(os.listdir(tmp_path)) == [dest.name]
