@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from conftest import host_vars, roce_v2_ipv4_index
@@ -40,15 +41,27 @@ def test_configfs_rdma_cm_is_present(name, request):
     assert host.file("/sys/kernel/config/rdma_cm").is_directory
 
 
+def _listening(host, program: str) -> bool:
+    """rping listens with an RDMA-CM ID, the verbs tools on TCP port 18515."""
+    if program == "rping":
+        cm_ids = json.loads(host.check_output("rdma -j resource show cm_id"))
+        return any(cm.get("state") == "LISTEN" and cm.get("comm") == "rping" for cm in cm_ids)
+    return host.check_output("ss -H -l -t -n sport = :18515") != ""
+
+
 def _server(host, program: str, args: str) -> None:
-    """Start a bounded server (60 s at most) in the background on host."""
+    """Start a bounded server (60 s at most) in the background on host; return once it listens."""
     host.run(f"pkill -x {program}; nohup timeout 60 {program} {args} >/tmp/lab-server.log 2>&1 &")
+    deadline = time.monotonic() + 30
+    while not _listening(host, program):
+        assert time.monotonic() < deadline, f"{program} not listening after 30 s: {host.run('cat /tmp/lab-server.log').stdout}"
+        time.sleep(0.5)
 
 
 def test_rping_between_the_vms(vm1, vm2):
     server_ip = host_vars(vm2)["lab_data_ip"]
     _server(vm2, "rping", f"-s -a {server_ip} -C 10")
-    out = vm1.run(f"sleep 2; timeout 60 rping -c -a {server_ip} -C 10 -v")
+    out = vm1.run(f"timeout 60 rping -c -a {server_ip} -C 10 -v")
     assert out.rc == 0, out.stderr
     assert len(re.findall(r"ping data: rdma-ping-\d+", out.stdout)) == 10
 
@@ -59,7 +72,7 @@ def test_ibv_rc_pingpong_with_the_roce_v2_gid_index(vm1, vm2):
     dev2 = json.loads(vm2.check_output("rdma -j link show"))[0]["ifname"].split("/")[0]
     dev1 = json.loads(vm1.check_output("rdma -j link show"))[0]["ifname"].split("/")[0]
     _server(vm2, "ibv_rc_pingpong", f"-d {dev2} -g {index2} -n 200")
-    out = vm1.run(f"sleep 2; timeout 60 ibv_rc_pingpong -d {dev1} -g {index1} -n 200 {server_ip}")
+    out = vm1.run(f"timeout 60 ibv_rc_pingpong -d {dev1} -g {index1} -n 200 {server_ip}")
     assert out.rc == 0, out.stderr
     match = re.search(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter", out.stdout)
     assert match and int(match.group(1)) == 200, out.stdout
