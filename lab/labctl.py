@@ -15,11 +15,20 @@ Environment:
     LAB_PORT_BASE  SSH of vmN is forwarded from 127.0.0.1:(base+N-1); data UDP ports
                    are base+1000+N (default 2222)
     LAB_CACHE      image cache (default ~/.cache/rdma-fabric-lab)
+    LAB_RECIPE     the image recipe: a directory with build-image.sh and image/
+                   (default: lab/; the first-run test uses a small stand-in)
     LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
     LAB_DOCKER     1: each VM also runs the Docker engine, has the lab's container
                    image (rdma-fabric-lab:bookworm, imported from the image's
                    container.tar) and the engine's socket forwarded over SSH to
                    $LAB_DIR/docker-vmN.sock (the containers scenario; default 0)
+
+Standard output carries only what callers consume: the image directory (image),
+the inventory path (up), the status lines (status), the remote command's output
+(ssh). Everything else, the progress lines and the output of every child process
+(mmdebstrap, mkfs, qemu-img, ssh, ...), goes to standard error: main() points file
+descriptor 1 at standard error before any step runs and keeps the real one for
+result() alone, so no child can write to it.
 
 Networking stays on loopback: the management NIC is QEMU user networking with
 restrict=on and SSH forwarded from 127.0.0.1 only; the data NICs are joined by
@@ -43,6 +52,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAB_SRC = os.path.join(TOP, "lab")
+RECIPE = os.path.abspath(os.environ.get("LAB_RECIPE") or LAB_SRC)
 LAB_DIR = os.path.abspath(os.environ.get("LAB_DIR", os.path.join(TOP, ".lab")))
 # A running lab remembers its size and ports (lab.json), so that status, ssh and
 # down reach its own VMs even when LAB_VMS / LAB_PORT_BASE are not set again.
@@ -71,15 +81,34 @@ def say(msg: str) -> None:
     print(f"[lab] {msg}", file=sys.stderr, flush=True)
 
 
+# The real standard output, kept by main() once fd 1 points at standard error.
+_RESULT = sys.stdout
+
+
+def result(line: str) -> None:
+    """Write one line of what the caller consumes: the only writer to standard output."""
+    _RESULT.write(line + "\n")
+    _RESULT.flush()
+
+
+def keep_stdout_for_results() -> None:
+    """Point fd 1 at standard error for this process and every child; keep the real one for result()."""
+    global _RESULT  # pylint: disable=global-statement
+    sys.stdout.flush()
+    _RESULT = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
 # --- image -----------------------------------------------------------------
 
 def recipe_hash() -> str:
     digest = hashlib.sha256()
-    files = [os.path.join(LAB_SRC, "build-image.sh")]
-    for root, _dirs, names in os.walk(os.path.join(LAB_SRC, "image")):
+    files = [os.path.join(RECIPE, "build-image.sh")]
+    for root, _dirs, names in os.walk(os.path.join(RECIPE, "image")):
         files.extend(os.path.join(root, n) for n in names)
     for name in sorted(files):
-        digest.update(os.path.relpath(name, LAB_SRC).encode())
+        digest.update(os.path.relpath(name, RECIPE).encode())
         with open(name, "rb") as handle:
             digest.update(handle.read())
     return digest.hexdigest()[:16]
@@ -101,9 +130,11 @@ def ensure_image() -> str:
         shutil.rmtree(tmp, ignore_errors=True)
         say(f"building the image (recipe {os.path.basename(target)}) into {CACHE}")
         start = time.monotonic()
-        proc = subprocess.run(["bash", os.path.join(LAB_SRC, "build-image.sh"), tmp], check=False)
+        script = os.path.join(RECIPE, "build-image.sh")
+        proc = subprocess.run(["bash", script, tmp], check=False)
         if proc.returncode != 0:
-            raise LabError(f"image build failed (lab/build-image.sh exited {proc.returncode}); see the messages above")
+            raise LabError(f"image build failed ({os.path.relpath(script, TOP)} exited {proc.returncode}); "
+                           "see the messages above")
         with open(os.path.join(tmp, "complete"), "w", encoding="utf-8") as done:
             done.write(f"{time.monotonic() - start:.0f}\n")
         os.rename(tmp, target)
@@ -447,7 +478,7 @@ def cmd_up() -> None:
         start_docker(img)
     path = write_inventory()
     say(f"{NVMS} VM(s) up in {time.monotonic() - start:.0f}s")
-    print(path)
+    result(path)
 
 
 def cmd_down() -> None:
@@ -482,9 +513,9 @@ def cmd_status() -> int:
             running += 1
             state = f"running (pid {pid}), ssh 127.0.0.1:{ssh_port(index)} " + \
                 ("answers" if answers(index) else "does not answer")
-        print(f"vm{index}: {state}")
+        result(f"vm{index}: {state}")
     inventory = os.path.join(LAB_DIR, "inventory.yml")
-    print(f"inventory: {inventory if os.path.exists(inventory) else '(none)'}")
+    result(f"inventory: {inventory if os.path.exists(inventory) else '(none)'}")
     return 0 if running == NVMS else 3
 
 
@@ -492,9 +523,11 @@ def main(argv: list) -> int:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(__doc__)
         return 0
+    if argv[0] != "ssh":  # ssh: the remote command's output is the result
+        keep_stdout_for_results()
     try:
         if argv[0] == "image":
-            print(ensure_image())
+            result(ensure_image())
         elif argv[0] == "up":
             cmd_up()
         elif argv[0] == "down":
