@@ -24,6 +24,7 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible_collections.rdma.fabric.plugins.module_utils import (
     _ipoib,
     _limits,
+    _partitions,
     _persist,
     _qos_intent,
     _rdma_tool,
@@ -76,6 +77,15 @@ ROLE_VARIABLES = {
         "fabric_check_write_bw_seconds",
         "fabric_check_report_dir",
         "fabric_check_report_only",
+    ),
+    "subnet_manager": (
+        "subnet_manager_partitions",
+        "subnet_manager_options",
+        "subnet_manager_ports",
+        "subnet_manager_install",
+        "subnet_manager_manage_service",
+        "subnet_manager_config_dir",
+        "subnet_manager_validate",
     ),
 }
 
@@ -330,6 +340,27 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
     _boolean(errors, settings, "fabric_check_report_only")
 
 
+# --- subnet_manager --------------------------------------------------------------------------
+
+def _subnet_manager(errors: _Errors, settings: dict) -> None:
+    options = errors.check(_partitions.normalize_options, settings["subnet_manager_options"], "subnet_manager_options")
+    allow_both = options is not _INVALID and options.get("allow_both_pkeys") == "TRUE"
+    errors.check(_partitions.normalize_partitions, settings["subnet_manager_partitions"], "subnet_manager_partitions", allow_both)
+    guids = {}
+    for index, guid in _items(errors, settings["subnet_manager_ports"], "subnet_manager_ports"):
+        path = f"subnet_manager_ports[{index}]"
+        checked = errors.check(_partitions.option_value, "guid", guid, path)
+        if checked is not _INVALID:
+            _listed_once(errors, guids, checked, index, path, checked, "each port GUID once")
+    for option in ("subnet_manager_install", "subnet_manager_validate"):
+        _boolean(errors, settings, option)
+    manage = _boolean(errors, settings, "subnet_manager_manage_service")
+    config_dir = settings["subnet_manager_config_dir"]
+    if config_dir != "" and errors.check(_validate.safe_path, config_dir, "subnet_manager_config_dir") is not _INVALID and manage is True:
+        errors.add(f"subnet_manager_config_dir: {config_dir!r} would not be read: the OpenSM service reads only its own directory "
+                   "(/etc/opensm, /etc/rdma on RHEL); allowed: '' while subnet_manager_manage_service is true")
+
+
 CHECKS = {
     "soft_rdma": _soft_rdma,
     "rdma_core": _rdma_core,
@@ -337,6 +368,7 @@ CHECKS = {
     "roce_qos": _roce_qos,
     "switch_qos": _switch_qos,
     "fabric_check": _fabric_check,
+    "subnet_manager": _subnet_manager,
 }
 
 

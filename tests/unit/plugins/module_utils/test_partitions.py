@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _partitions as P
+from ansible_collections.rdma.fabric.plugins.module_utils import _role_inputs
 
 GUID2 = "0x0002c90300002001"
 GUID3 = "0x0002c90300003001"
@@ -307,3 +308,39 @@ def test_ib_port_guids_from_gid_facts():
     assert P.ib_port_guids(devices, gids) == ["0x0002c90300001001"]
     assert P.ib_port_guids({}, []) == []
     assert P.ib_port_guids(None, None) == []
+
+
+# --- the role's input check (role_input_errors('subnet_manager')) ------------------------------
+
+ROLE_DEFAULTS = {"subnet_manager_partitions": [], "subnet_manager_options": {}, "subnet_manager_ports": [],
+                 "subnet_manager_install": True, "subnet_manager_manage_service": True, "subnet_manager_config_dir": "",
+                 "subnet_manager_validate": True}
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({}, []),
+    ({"subnet_manager_partitions": [part()], "subnet_manager_options": {"sm_priority": 14},
+      "subnet_manager_ports": [GUID2, GUID3]}, []),
+    ({"subnet_manager_manage_service": False, "subnet_manager_config_dir": "/srv/opensm"}, []),
+    ({"subnet_manager_partitions": [part(pkey="0x8002")], "subnet_manager_options": {"sm_priority": 16}},
+     ["subnet_manager_options.sm_priority: 16 is out of range; allowed: 0-15",
+      "subnet_manager_partitions[0].pkey: 0x8002 is out of range; allowed: 0x0001-0x7fff (membership is set per member, "
+      "not with the 0x8000 bit)"]),
+    ({"subnet_manager_partitions": [part(members=[{"guid": "ALL", "membership": "both"}])]},
+     ["subnet_manager_partitions[0].members[0].membership: both needs subnet_manager_options.allow_both_pkeys: true; allowed: full or limited"]),
+    ({"subnet_manager_partitions": [part(members=[{"guid": "ALL", "membership": "both"}])],
+      "subnet_manager_options": {"allow_both_pkeys": True}}, []),
+    ({"subnet_manager_ports": [GUID2, GUID2.upper().replace("0X", "0x")]},
+     ["subnet_manager_ports[1]: 0x0002c90300002001 is listed twice (also subnet_manager_ports[0]); allowed: each port GUID once"]),
+    ({"subnet_manager_ports": ["ALL"]}, ["subnet_manager_ports[0]: 'ALL' is not a port GUID; allowed: 0x and 16 hex digits, not all zero"]),
+    ({"subnet_manager_ports": "0x0002c90300002001"}, ["subnet_manager_ports: '0x0002c90300002001' is not a list"]),
+    ({"subnet_manager_config_dir": "/srv/opensm"},
+     ["subnet_manager_config_dir: '/srv/opensm' would not be read: the OpenSM service reads only its own directory (/etc/opensm, "
+      "/etc/rdma on RHEL); allowed: '' while subnet_manager_manage_service is true"]),
+    ({"subnet_manager_config_dir": "etc x", "subnet_manager_install": "maybe"},
+     ["subnet_manager_install: 'maybe' is not a boolean; allowed: true or false",
+      "subnet_manager_config_dir: 'etc x' cannot be written into a unit or a command line; allowed: an absolute path of letters, "
+      "digits and '_', '.', '+', '-', '/'"]),
+])
+def test_role_input_errors(changes, expected):
+    assert _role_inputs.errors("subnet_manager", dict(ROLE_DEFAULTS, **changes)) == expected
