@@ -292,6 +292,12 @@ def desired_state(pfc=None, ets=None, dscp_prio=None, ecn=None) -> dict:
             uses_ets = "ets" in parts.get("tc_tsa", ["ets"])
             if total != 100 and not (total == 0 and not uses_ets):
                 raise ValueError(f"ets.tc_bw: values sum to {total}; allowed: a sum of 100 (or all 0 when no traffic class uses ets)")
+            if "tc_tsa" in parts and uses_ets:
+                # mlx5 (mlx5e_dbcnl_validate_ets) sums the bandwidth of the ets classes only and refuses any sum but 100
+                ets_total = sum(bw for bw, tsa in zip(parts["tc_bw"], parts["tc_tsa"]) if tsa == "ets")
+                if ets_total != 100:
+                    raise ValueError(f"ets.tc_bw: the ets traffic classes sum to {ets_total} (the others to {total - ets_total}); "
+                                     "allowed: the classes whose tc_tsa is ets sum to 100, as mlx5 requires")
         if parts:
             desired["ets"] = parts
     if dscp_prio is not None:

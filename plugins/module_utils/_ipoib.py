@@ -57,11 +57,11 @@ READ_PROPERTIES = ("connection.id", "connection.uuid", "connection.type") + PROP
 # --- single values -------------------------------------------------------------
 
 def connection_name(value, option: str = "name") -> str:
-    """A profile name: 1-255 characters, no control characters, no leading '-' or white space."""
+    """A profile name: 1-255 characters, no control characters (C0, DEL, C1), no leading '-' or white space."""
     allowed = "1-255 characters, no newline or other control character, no leading '-' or white space"
     if not isinstance(value, str) or not value or len(value) > 255:
         raise ValueError(f"{option}: invalid connection name {value!r}; allowed: {allowed}")
-    if value[0] == "-" or value[0].isspace() or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if value[0] == "-" or value[0].isspace() or any(ord(ch) < 32 or 127 <= ord(ch) <= 159 for ch in value):
         raise ValueError(f"{option}: invalid connection name {value!r}; allowed: {allowed}")
     return value
 
@@ -133,17 +133,28 @@ def parse_mtu(text: str) -> int:
     return int(text) if re.fullmatch(r"[0-9]+", text) else 0
 
 
+# NetworkManager takes one address per list item: a ',' or ';' is its list syntax, white space splits
+# items too, and a '%zone' (an IPv6 scope) is not part of ipv6.addresses or ipv6.gateway.
+_NOT_IN_ADDRESS = re.compile(r"[,;%\s]")
+
+
 def _ip_list(values, family: int, option: str, interface: bool) -> list:
     out = []
     for item in values:
         if not isinstance(item, str) or not item.strip():
             raise ValueError(f"{option}: {item!r} is not an IPv{family} {'address/prefix' if interface else 'address'}")
+        if _NOT_IN_ADDRESS.search(item.strip()):
+            raise ValueError(f"{option}: {item!r} is not one IPv{family} {'address/prefix' if interface else 'address'}; "
+                             "allowed: one address without a '%zone', ',', ';' or white space")
         try:
             parsed = ipaddress.ip_interface(item.strip()) if interface else ipaddress.ip_address(item.strip())
         except ValueError:
             raise ValueError(f"{option}: {item!r} is not an IPv{family} {'address/prefix' if interface else 'address'}") from None
         if parsed.version != family:
             raise ValueError(f"{option}: {item!r} is an IPv{parsed.version} address; allowed: IPv{family} only")
+        if interface and parsed.network.prefixlen == 0:
+            raise ValueError(f"{option}: {item!r} has prefix length 0, which NetworkManager refuses; "
+                             f"allowed: /1-/{parsed.max_prefixlen}")
         out.append(str(parsed.with_prefixlen if interface else parsed))
     return out
 

@@ -64,6 +64,14 @@ _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*\$?"
 _DOMAIN = re.compile(r"\A(?:\*|%|[@%]?" + _NAME + r"|@?[0-9]*:[0-9]*|%:[0-9]+)\Z")
 _GROUP = re.compile(r"\A" + _NAME + r"\Z")
 GROUP_NAME_MAX = 32  # groupadd's limit on most distributions (GROUP_NAME_MAX_LENGTH)
+# Linux-PAM 1.5's parse_config_file reads a limits file with fgets(buf, 1024): 1023 bytes at a time, so a
+# longer line is read as two lines, the second one on its own. Every line the module writes or rewrites is
+# kept to PAM_LINE_MAX bytes plus its newline; the fields are bounded so that a new entry always fits.
+PAM_LINE_MAX = 1022
+DOMAIN_MAX = 255  # bytes: LOGIN_NAME_MAX (256) without the NUL; user and group names are far shorter
+VALUE_TEXT_MAX = 32  # characters of a value as given; MAX_KIB has 17 digits
+PATH_MAX = 4095  # bytes, without the NUL
+NAME_MAX = 255  # bytes of one path component
 _RANGE = re.compile(r"\A[@%]?([0-9]*):([0-9]*)\Z")
 _SPACE = " \t"
 _LEADING = " \t\n\r\v\f"
@@ -83,7 +91,10 @@ def validate_domain(value, option: str = "domain") -> str:
     White space, '#' and control characters would change how the line is read,
     so they are refused along with anything else outside these forms.
     """
-    allowed = "'*', a user name, '@group', '%group', or a range like '1000:2000' / '@100:'; no white space or '#'"
+    allowed = (f"'*', a user name, '@group', '%group', or a range like '1000:2000' / '@100:'; no white space or '#'; "
+               f"at most {DOMAIN_MAX} bytes")
+    if isinstance(value, str) and len(value.encode("utf-8", "surrogateescape")) > DOMAIN_MAX:
+        raise ValueError(f"{option}: {len(value.encode('utf-8', 'surrogateescape'))} bytes is too long; allowed: {allowed}")
     if not isinstance(value, str) or not _DOMAIN.match(value) or not _range_ok(value):
         raise ValueError(f"{option}: invalid limits domain {value!r}; allowed: {allowed}")
     return value
@@ -119,9 +130,13 @@ def validate_value(value, option: str = "value") -> str:
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{option}: {value!r} is not a limit; allowed: {allowed}")
     if isinstance(value, int):
+        if value.bit_length() > 64:
+            raise ValueError(f"{option}: an integer of {value.bit_length()} bits is out of range; allowed: {allowed}")
         text = str(value)
     elif isinstance(value, str):
         text = value.strip().lower()
+        if len(text) > VALUE_TEXT_MAX:
+            raise ValueError(f"{option}: {len(text)} characters is too long for a limit; allowed: {allowed}")
     else:
         raise ValueError(f"{option}: {value!r} is not a limit; allowed: {allowed}")
     if text in ("unlimited", "infinity", "-1"):
@@ -231,8 +246,17 @@ def parse_line(line: str):
     return Entry(tokens[0], ltype, "", "", len(tokens), None, code, rest)
 
 
+def _fits(line: str) -> str:
+    """line (with or without its newline) when pam_limits reads it as one line, else ValueError naming dest."""
+    size = len(line.rstrip("\n").encode("utf-8", "surrogateescape"))
+    if size > PAM_LINE_MAX:
+        raise ValueError(f"dest: the entry {line[:40]!r}... would be {size} bytes; pam_limits reads {PAM_LINE_MAX} bytes "
+                         "and a newline as one line and the rest as another, so the module does not write it")
+    return line
+
+
 def render_entry(domain: str, kind: str, value: str) -> str:
-    return f"{domain}\t{kind}\t{MANAGED_ITEM}\t{value}"
+    return _fits(f"{domain}\t{kind}\t{MANAGED_ITEM}\t{value}")
 
 
 def _rewrite(line: str, entry: Entry, ltype=None, value=None) -> str:
@@ -246,7 +270,7 @@ def _rewrite(line: str, entry: Entry, ltype=None, value=None) -> str:
              ltype if ltype is not None else match.group("type"), match.group("s2"),
              match.group("item"), match.group("s3"),
              value if value is not None else match.group("value"), match.group("trail")]
-    return "".join(parts) + entry.rest + ("\n" if line.endswith("\n") else "")
+    return _fits("".join(parts) + entry.rest + ("\n" if line.endswith("\n") else ""))
 
 
 def file_limits(text: str, domain: str) -> dict:
@@ -656,3 +680,67 @@ def locked_update(filename: str, transform, check_mode: bool = False, mover=None
         return UpdateResult(before, after, True, saved)
     finally:
         os.close(dir_fd)
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(mode: int) -> str:
+    for test, name in _FILE_KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def resolve_dest(dest, option: str = "dest") -> str:
+    """The real path that the limits file dest is read from and written to, checked before any open().
+
+    dest must be an absolute path whose directory exists as the kernel resolves
+    it (``dir/missing/../x.conf`` is refused as the kernel would refuse it, not
+    normalised away) and that names a regular file or nothing. A symbolic link
+    is followed: the returned path is the link's target, so that the file is
+    replaced in the target's directory and the link is kept (what
+    ansible.builtin.copy does by default). Only stat(2) and readlink(2) run
+    here: a FIFO is refused without being opened. ValueError names the option.
+    """
+    if not isinstance(dest, str) or not dest or "\x00" in dest:
+        raise ValueError(f"{option}: {dest!r} is not a file path")
+    if not dest.startswith("/"):
+        raise ValueError(f"{option}: {dest!r} is not an absolute path; allowed: an absolute path such as {DEFAULT_DEST}")
+    if dest.endswith("/") or os.path.basename(dest) in (".", ".."):
+        raise ValueError(f"{option}: {dest!r} is not a file path")
+    encoded = dest.encode("utf-8", "surrogateescape")
+    if len(encoded) > PATH_MAX or any(len(part) > NAME_MAX for part in encoded.split(b"/")):
+        raise ValueError(f"{option}: {dest!r} is too long (at most {NAME_MAX} bytes a name, {PATH_MAX} in all)")
+    real = dest
+    for _hop in range(41):  # the kernel's limit on symbolic links in one lookup is 40
+        directory = os.path.dirname(real)
+        try:
+            dir_info = os.stat(directory)
+        except FileNotFoundError:
+            raise ValueError(f"{option}: the directory of {dest!r} does not exist") from None
+        except OSError as err:
+            raise ValueError(f"{option}: the directory of {dest!r} cannot be used: {err.strerror}") from None
+        if not stat.S_ISDIR(dir_info.st_mode):
+            raise ValueError(f"{option}: the directory of {dest!r} is not a directory")
+        try:
+            info = os.lstat(real)
+        except FileNotFoundError:
+            return real
+        except OSError as err:
+            raise ValueError(f"{option}: {dest!r} cannot be used: {err.strerror}") from None
+        if stat.S_ISREG(info.st_mode):
+            return real
+        if stat.S_ISDIR(info.st_mode):
+            raise ValueError(f"{option}: {dest!r} is not a file path")
+        if not stat.S_ISLNK(info.st_mode):
+            raise ValueError(f"{option}: {dest!r} is {_not_regular(info.st_mode)}, not a regular file")
+        target = os.readlink(real)
+        real = target if target.startswith("/") else os.path.join(directory, target)
+    raise ValueError(f"{option}: {dest!r} cannot be used: too many levels of symbolic links")

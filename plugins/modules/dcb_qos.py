@@ -240,9 +240,7 @@ commands:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcb, _runner, _sysfs, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _dcb, _runner, _sysfs, _validate
 
 OBJECTS = ("pfc", "ets", "app")
 PARSERS = {"pfc": _dcb.parse_pfc, "ets": _dcb.parse_ets, "app": _dcb.parse_app}
@@ -328,7 +326,7 @@ def _plan(netdev, state, ecn, desired, exclusive):
 
 
 def main():
-    module = AnsibleModule(
+    module = _args.module(
         argument_spec=dict(
             netdev=dict(type="str", required=True),
             pfc=dict(type="list", elements="int"),

@@ -277,9 +277,7 @@ ansible_facts:
           eth1: {device: rxe0, port: 1, index: 1, netdev: eth1, ipv4: 169.254.77.1}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _validate
 
 
 def validate(params: dict) -> None:
@@ -291,7 +289,7 @@ def validate(params: dict) -> None:
 
 
 def main():
-    module = AnsibleModule(
+    module = _args.module(
         argument_spec=dict(
             device=dict(type="list", elements="str"),
             port=dict(type="int"),

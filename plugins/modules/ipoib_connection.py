@@ -230,9 +230,7 @@ commands:
   sample: [["/usr/bin/nmcli", "connection", "modify", "uuid", "4b2336f8-ef9a-46f8-a658-49eb1cdecdd1", "infiniband.mtu", "4092"]]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _nmcli, _runner
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _nmcli, _runner
 
 
 class Nmcli:
@@ -272,7 +270,7 @@ class Nmcli:
 
 
 def main():
-    module = AnsibleModule(argument_spec=_ipoib.ARGUMENT_SPEC, supports_check_mode=True, **_ipoib.ARGUMENT_RULES)
+    module = _args.module(argument_spec=_ipoib.ARGUMENT_SPEC, numbers=("pkey",), supports_check_mode=True, **_ipoib.ARGUMENT_RULES)
     params = module.params
     name = params["name"]
     try:

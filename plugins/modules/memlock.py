@@ -37,6 +37,11 @@ options:
       - V(%group) is accepted and written, but pam_limits honours C(%) domains for C(maxlogins) only, so the
         module warns that such an entry has no effect on C(memlock).
       - White space, V(#) and control characters are refused.
+      - At most 255 bytes. Linux-PAM 1.5 reads a limits file 1023 bytes at a time (C(fgets) with a 1024-byte
+        buffer), so the rest of a longer line would be read as a line of its own; with this bound every entry the
+        module writes (domain, type, C(memlock) and value, tab-separated, no comment) is read by pam_limits as one
+        line. An existing entry that the module would rewrite into a line longer than 1022 bytes is refused too.
+      - A YAML boolean, number or list is refused (quote a numeric user name); so is text that is not valid UTF-8.
     type: str
     required: true
     version_added: 0.1.0
@@ -53,6 +58,7 @@ options:
     description:
       - The limit in KiB, or V(unlimited), V(infinity) or V(-1) for no limit.
       - Required when O(state=present).
+      - At most 32 characters (the largest KiB value has 17 digits); a YAML number is taken as its decimal text.
       - An entry that already has the same meaning (for example V(infinity) for V(unlimited)) is left as it is.
     type: str
     version_added: 0.1.0
@@ -66,7 +72,15 @@ options:
     version_added: 0.1.0
   dest:
     description:
-      - The limits file to edit. Its directory must exist.
+      - The limits file to edit, an absolute path whose directory exists. The path is resolved as the kernel
+        resolves it before anything is read or written (V(dir/missing/../x.conf) is refused because C(dir/missing)
+        does not exist); it must name a regular file or nothing. A directory, a FIFO, a socket or a device, a
+        path through a regular file, a symbolic-link loop and names longer than 255 bytes are refused with a
+        message naming O(dest), before the file is opened.
+      - When O(dest) is a symbolic link, the module writes through it and keeps the link, as
+        M(ansible.builtin.copy) does by default. The link's target is replaced atomically (a temporary file in the
+        target's directory, then a rename), and with O(state=absent) an emptied target is kept as an empty file
+        rather than removed, so the link does not dangle.
       - pam_limits reads only C(/etc/security/limits.conf) and C(/etc/security/limits.d/*.conf); the module
         warns when O(dest) is another file.
     type: path
@@ -212,9 +226,7 @@ import grp
 import os
 import pwd
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _limits, _runner
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _limits, _runner
 
 
 def _resolve_user(name):
@@ -278,7 +290,7 @@ def _read_by_pam(dest):
 
 
 def main():
-    module = AnsibleModule(
+    module = _args.module(
         argument_spec=dict(
             domain=dict(type="str", required=True),
             limit_type=dict(type="str", default="both", choices=["soft", "hard", "both"]),
@@ -289,6 +301,7 @@ def main():
             backup=dict(type="bool", default=False),
         ),
         required_if=[("state", "present", ["value"])],
+        numbers=("value",),
         supports_check_mode=True,
     )
     params = module.params
@@ -297,10 +310,7 @@ def main():
         kinds = _limits.kinds_for(params["limit_type"])
         value = _limits.validate_value(params["value"]) if params["state"] == "present" else None
         dest = params["dest"]
-        if not dest or "\x00" in dest or dest.endswith("/") or os.path.isdir(dest):
-            raise ValueError(f"dest: {dest!r} is not a file path")
-        if not os.path.isdir(os.path.dirname(os.path.abspath(dest))):
-            raise ValueError(f"dest: the directory of {dest!r} does not exist")
+        real_dest = _limits.resolve_dest(dest)  # a symbolic link's target: the link is kept
     except ValueError as err:
         module.fail_json(msg=str(err), changed=False)
 
@@ -336,7 +346,7 @@ def main():
 
     # Plan everything (reads only), so that a bad combination fails before any write.
     try:
-        plan = _limits.locked_update(dest, transform, check_mode=True, remove_when_empty=True)
+        plan = _limits.locked_update(real_dest, transform, check_mode=True, remove_when_empty=real_dest == dest)
         dropin_plan = None
         if params["systemd"]:
             dropin_dir = os.path.dirname(dropin)
@@ -357,7 +367,7 @@ def main():
             if dropin_plan is not None and dropin_plan.changed:
                 os.makedirs(os.path.dirname(dropin), mode=0o755, exist_ok=True)
                 dropin_result = _limits.locked_update(dropin, dropin_transform, mover=mover, backup=backup)
-            result = _limits.locked_update(dest, transform, mover=mover, backup=backup, remove_when_empty=True)
+            result = _limits.locked_update(real_dest, transform, mover=mover, backup=backup, remove_when_empty=real_dest == dest)
         except OSError as err:
             module.fail_json(msg=f"writing {err.filename or dest}: {err.strerror}", changed=bool(dropin_result and dropin_result.written))
         if dropin_result is not None and dropin_result.written:

@@ -206,9 +206,7 @@ import os
 import platform
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _rdma_tool, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _persist, _rdma_tool, _runner, _sysfs
 
 
 def read_links(module, rdma: str) -> list:
@@ -317,7 +315,7 @@ def link_view(link, link_type) -> dict:
 
 
 def main():
-    module = AnsibleModule(argument_spec=_rdma_tool.ARGUMENT_SPEC, supports_check_mode=True, **_rdma_tool.ARGUMENT_RULES)
+    module = _args.module(argument_spec=_rdma_tool.ARGUMENT_SPEC, supports_check_mode=True, **_rdma_tool.ARGUMENT_RULES)
     params = module.params
     name, link_type, netdev = params["name"], params["type"], params["netdev"]
     present = params["state"] == "present"

@@ -181,9 +181,7 @@ import errno
 import os
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _roce, _runner, _sysfs
 
 
 def _fail_run(module, what, rc, err):
@@ -381,7 +379,7 @@ def _persisted_view(attrs):
 
 
 def main():
-    module = AnsibleModule(argument_spec=_roce.ARGUMENT_SPEC, supports_check_mode=True, **_roce.ARGUMENT_RULES)
+    module = _args.module(argument_spec=_roce.ARGUMENT_SPEC, supports_check_mode=True, **_roce.ARGUMENT_RULES)
     try:
         params = _roce.validate_params(module.params)
     except ValueError as err:

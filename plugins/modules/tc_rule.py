@@ -201,9 +201,7 @@ writes:
 import errno
 import os
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs, _tclass
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _sysfs, _tclass
 
 NO_TC = (
     "device: {device} has no {path} directory: traffic class rules and TTL come with NVIDIA's vendor mlx5 driver "
@@ -250,7 +248,7 @@ def _view(table):
 
 
 def main():
-    module = AnsibleModule(argument_spec=_tclass.ARGUMENT_SPEC, supports_check_mode=True, **_tclass.ARGUMENT_RULES)
+    module = _args.module(argument_spec=_tclass.ARGUMENT_SPEC, supports_check_mode=True, **_tclass.ARGUMENT_RULES)
     try:
         wanted = _tclass.module_params(module.params)
     except ValueError as err:

@@ -340,4 +340,138 @@ def corpus():
     ):
         case("dcb_qos", option, label, {"ecn": ecn})
     case("dcb_qos", "unsupported", "unknown", {"unsupported": "ignore"})
+    cases.extend(round_two())
     return cases
+
+
+# Issue 26, input hardening round two: (class, module, args, option, label). Every one runs on the lab too.
+def round_two_cases():
+    out = []
+
+    def case(kind, module_name, option, label, args):
+        out.append((kind, module_name, args, option, f"{module_name}-{option}-{label}"))
+
+    # 1. over-long fields in limits files (Linux-PAM 1.5 reads 1023 bytes at a time)
+    for label, value in (("256-bytes", "a" * 256), ("1100-bytes", "a" * 1100), ("group-1100-bytes", "@" + "g" * 1099),
+                         ("range-300-digits", "1" * 150 + ":" + "2" * 150)):
+        case("long-fields", "memlock", "domain", label, {"domain": value})
+    case("long-fields", "memlock", "domain", "1100-bytes-absent", {"domain": "a" * 1100, "state": "absent", "value": None})
+    for label, value in (("100000-digits", "1" * 100000), ("5000-digits", "9" * 5000), ("33-zeros", "0" * 33),
+                         ("leading-zeros-then-1", "0" * 40 + "1"), ("long-word", "unlimited" * 20)):
+        case("long-fields", "memlock", "value", label, {"value": value})
+
+    # 2. paths that are not what they look like
+    for label, value in (("dotdot-over-missing", f"{HOST_DIR_MARK}/{LIMITS_D}/missing/../90-x.conf"),
+                         ("relative", "90-x.conf"), ("relative-dir", LIMITS_D + "/90-x.conf"), ("dot-relative", "./90-x.conf"),
+                         ("name-256-bytes", f"{HOST_DIR_MARK}/{LIMITS_D}/" + "x" * 251 + ".conf"),
+                         ("char-device", "/dev/null"), ("through-char-device", "/dev/null/90-x.conf"),
+                         ("trailing-dot", f"{HOST_DIR_MARK}/{LIMITS_D}/."), ("trailing-dotdot", f"{HOST_DIR_MARK}/{LIMITS_D}/..")):
+        case("paths", "memlock", "dest", label, {"dest": value})
+
+    # 3. values the tool behind the module refuses
+    for label, value in (("prefix-0", "10.0.0.1/0"), ("comma-two-addresses", "10.0.0.1/24,10.0.0.2/24"),
+                         ("semicolon", "10.0.0.1/24;10.0.0.2/24"), ("space-two-addresses", "10.0.0.1/24 10.0.0.2/24")):
+        case("tool-refuses", "ipoib_connection", "ipv4.addresses", label, {"ipv4": {"method": "manual", "addresses": [value]}})
+    for label, value in (("prefix-0", "2001:db8::1/0"), ("zone", "fe80::1%ib0/64"), ("zone-comma", "fe80::1%ib0,2001:db8::1/64"),
+                         ("zone-no-prefix", "fe80::1%ib0")):
+        case("tool-refuses", "ipoib_connection", "ipv6.addresses", label, {"ipv6": {"method": "manual", "addresses": [value]}})
+    case("tool-refuses", "ipoib_connection", "ipv6.gateway", "zone",
+         {"ipv6": {"method": "manual", "addresses": ["fe80::5/64"], "gateway": "fe80::1%ib0"}})
+    case("tool-refuses", "ipoib_connection", "ipv6.dns", "zone", {"ipv6": {"dns": ["fe80::53%ib0"]}})
+    case("tool-refuses", "ipoib_connection", "ipv4.dns", "comma", {"ipv4": {"dns": ["10.0.0.53,10.0.0.54"]}})
+    for label, value in (("c1-nel", "ib\x850"), ("c1-csi", "ib0\x9b31m"), ("c1-first", "\x80ib0"), ("c1-last", "ib0\x9f")):
+        case("tool-refuses", "ipoib_connection", "name", label, {"name": value})
+    for label, tsa, bw in (("strict-in-sum", ["ets", "ets", "strict"] + ["ets"] * 5, [50, 30, 20, 0, 0, 0, 0, 0]),
+                           ("ets-sum-40", ["strict"] * 6 + ["ets", "ets"], [10, 10, 10, 10, 10, 10, 20, 20])):
+        case("tool-refuses", "dcb_qos", "ets.tc_bw", label, {"ets": {"tc_tsa": tsa, "tc_bw": bw}})
+
+    # 4. YAML types silently turned into strings
+    for label, value in (("true", True), ("false", False), ("number", 1000), ("float", 1.5), ("list", ["alice"])):
+        case("yaml-types", "memlock", "domain", label, {"domain": value})
+    for label, value in (("list", [f"{HOST_DIR_MARK}/{LIMITS_D}/90-x.conf"]), ("true", True), ("number", 90), ("dict", {"a": 1})):
+        case("yaml-types", "memlock", "dest", label, {"dest": value})
+    case("yaml-types", "memlock", "value", "list", {"value": ["unlimited"]})
+    case("yaml-types", "memlock", "value", "true", {"value": True})
+    for label, value in (("true", True), ("false", False), ("number", 0), ("list", ["rxe0"])):
+        case("yaml-types", "rdma_link", "name", label, {"name": value})
+        case("yaml-types", "ipoib_connection", "name", label, {"name": value})
+        case("yaml-types", "roce_mode", "device", label, {"device": value})
+        case("yaml-types", "tc_rule", "device", label, {"device": value})
+    for label, value in (("true", True), ("number", 1), ("list", ["eth1"])):
+        case("yaml-types", "rdma_link", "netdev", label, {"netdev": value})
+        case("yaml-types", "dcb_qos", "netdev", label, {"netdev": value})
+        case("yaml-types", "ipoib_connection", "ifname", label, {"ifname": value})
+        case("yaml-types", "ipoib_connection", "parent", label, {"parent": value, "pkey": "0x8002"})
+    case("yaml-types", "ipoib_connection", "pkey", "true", {"parent": "ib0", "pkey": True})
+    case("yaml-types", "ipoib_connection", "pkey", "list", {"parent": "ib0", "pkey": ["0x8002"]})
+    case("yaml-types", "gid_facts", "device[0]", "true", {"device": [True]})
+    case("yaml-types", "gid_facts", "device[0]", "number", {"device": [0]})
+    case("yaml-types", "gid_facts", "device[1]", "list", {"device": ["rxe0", ["rxe1"]]})
+    case("yaml-types", "tc_rule", "rules[0].src_ip", "number", {"rules": [{"src_ip": 167772161, "tclass": 106}]})
+    case("yaml-types", "tc_rule", "rules[0].dst_ip", "true", {"rules": [{"dst_ip": True, "tclass": 106}]})
+    case("yaml-types", "ipoib_connection", "ipv4.gateway", "number",
+         {"ipv4": {"method": "manual", "addresses": ["10.0.0.5/24"], "gateway": 167772161}})
+    case("yaml-types", "ipoib_connection", "ipv4.addresses[0]", "true", {"ipv4": {"method": "manual", "addresses": [True]}})
+    case("yaml-types", "rdma_link", "type", "true", {"type": True})
+    case("yaml-types", "memlock", "state", "true", {"state": True})
+
+    # 5. inputs ansible-core's argument handling crashes on or answers without naming the option
+    for label, value in (("5000-digit-text", "1" * 5000), ("100000-digit-text", "7" * 100000), ("list", [1]), ("dict", {"a": 1})):
+        case("core-crashes", "roce_mode", "port", label, {"port": value})
+        case("core-crashes", "tc_rule", "ttl", label, {"ttl": value})
+    case("core-crashes", "ipoib_connection", "mtu", "5000-digit-text", {"mtu": "9" * 5000})
+    case("core-crashes", "dcb_qos", "pfc[0]", "5000-digit-text", {"pfc": ["3" * 5000]})
+    for option in ("ipv4", "ipv6"):
+        for label, value in (("list", ["method=manual"]), ("list-of-dicts", [{"method": "manual"}]), ("string", "method=manual"),
+                             ("word", "manual"), ("true", True), ("number", 4)):
+            case("core-crashes", "ipoib_connection", option, label, {option: value})
+    for option in ("ets", "ecn"):
+        for label, value in (("list", [1]), ("list-of-dicts", [{"tc_bw": [100] + [0] * 7}]), ("string", "tc_bw=100"), ("true", True)):
+            case("core-crashes", "dcb_qos", option, label, {option: value})
+    for label, value in (("number", [1]), ("string", ["dscp=26"]), ("list", [[26, 3]]), ("true", [True])):
+        case("core-crashes", "dcb_qos", "dscp_prio[0]", label, {"dscp_prio": value})
+    for label, value in (("number", [1]), ("string", ["10.0.0.0/24"]), ("list", [["10.0.0.0/24", 106]])):
+        case("core-crashes", "tc_rule", "rules[0]", label, {"rules": value})
+    case("core-crashes", "tc_rule", "rules", "dict", {"rules": {"dst_ip": "10.0.0.0/24", "tclass": 106}})
+    return out
+
+
+def round_two():
+    """The round-two cases in corpus() form."""
+    return [(module_name, args, option, case_id) for _kind, module_name, args, option, case_id in round_two_cases()]
+
+
+# Cases the lab cannot run: values that YAML and the controller cannot carry to the module (non-finite floats,
+# integers beyond Python's 4,300-digit limit, surrogate-escaped bytes), and paths that need a file made on
+# the host first. (class, module, args, option, label, setup): setup names a host preparation in
+# test_bad_input_corpus.py (None for none); {HOST_DIR_MARK} paths are under the fake host.
+def unit_only_cases():
+    out = []
+
+    def case(kind, module_name, option, label, args, setup=None):
+        out.append((kind, module_name, args, option, f"{module_name}-{option}-{label}-unit", setup))
+
+    case("paths", "memlock", "dest", "fifo", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/90-fifo.conf"}, "fifo")
+    case("paths", "memlock", "dest", "fifo-check-mode", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/90-fifo.conf", "_ansible_check_mode": True},
+         "fifo")
+    case("paths", "memlock", "dest", "symlink-loop", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/90-loop.conf"}, "symlink-loop")
+    case("paths", "memlock", "dest", "symlink-to-directory", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/90-dir.conf"}, "symlink-to-directory")
+    case("paths", "memlock", "dest", "symlink-to-fifo", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/90-tofifo.conf"}, "symlink-to-fifo")
+    case("paths", "memlock", "dest", "through-regular-file", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/file/90-x.conf"}, "regular-file")
+    case("paths", "memlock", "dest", "dotdot-over-regular-file", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/file/../90-x.conf"}, "regular-file")
+    for label, value in (("inf", float("inf")), ("minus-inf", float("-inf")), ("nan", float("nan")),
+                         ("5000-digit-int", int("1" * 4000) * 10 ** 1000)):
+        case("core-crashes", "roce_mode", "port", label, {"port": value})
+        case("core-crashes", "ipoib_connection", "mtu", label, {"mtu": value})
+        case("core-crashes", "dcb_qos", "ecn.cnp_dscp", label, {"ecn": {"cnp_dscp": value}})
+        case("core-crashes", "tc_rule", "rules[0].tclass", label, {"rules": [{"dst_ip": "10.0.0.0/24", "tclass": value}]})
+    case("core-crashes", "memlock", "value", "5000-digit-int", {"value": int("1" * 4000) * 10 ** 1000})
+    case("core-crashes", "memlock", "value", "inf", {"value": float("inf")})
+    for module_name, option, args in (("memlock", "domain", {"domain": "alice\udcff"}), ("rdma_link", "name", {"name": "rxe\udc800"}),
+                                      ("ipoib_connection", "name", {"name": "ib\udcff"}), ("roce_mode", "device", {"device": "\udcffrxe0"}),
+                                      ("tc_rule", "device", {"device": "mlx5\udc80"}), ("dcb_qos", "netdev", {"netdev": "eth\udcff"}),
+                                      ("gid_facts", "device[0]", {"device": ["rxe\udcff"]}),
+                                      ("memlock", "dest", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/\udcff.conf"}),
+                                      ("ipoib_connection", "ipv4.addresses[0]", {"ipv4": {"method": "manual", "addresses": ["10.0.0.1\udcff/24"]}})):
+        case("core-crashes", module_name, option, "surrogate", args)
+    return out

@@ -14,9 +14,13 @@ shows that the base arguments alone get past validation to the guards.
 
 from __future__ import annotations
 
+import copy
 import os
+import signal
 import stat
 import subprocess
+
+from unittest import mock
 
 import pytest
 from ansible.module_utils import basic
@@ -24,7 +28,8 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _persist, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import dcb_qos, gid_facts, ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
-from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import BAD_MEMLOCK_VALUES, BASE, HOST_DIR_MARK, LIMITS_D, NULL, corpus
+from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
+    BAD_MEMLOCK_VALUES, BASE, HOST_DIR_MARK, LIMITS_D, NULL, corpus, round_two_cases, unit_only_cases)
 
 # patch_module_args imports ansible's controller-side JSON profiles on first use;
 # warm them up so that the process guard below only sees what the modules do.
@@ -146,12 +151,20 @@ def _resolve(value, root):
     return value
 
 
-def run_main(module_name, args, root):
-    """(outcome, payload): ('fail', kwargs), ('exit', kwargs) or ('host', message)."""
+def run_main(module_name, args, root, direct=False):
+    """(outcome, payload): ('fail', kwargs), ('exit', kwargs) or ('host', message).
+
+    direct hands the arguments to the module as they are, not through JSON: for values JSON cannot carry
+    (an int beyond Python's 4,300-digit limit), as a module would see them from another serialization profile.
+    """
     merged = dict(BASE[module_name])
     merged.update({key: _resolve(value, root) for key, value in args.items()})
     merged = {key: None if value == NULL else value for key, value in merged.items() if value is not None}
-    with patch_module_args(merged):
+    if direct:
+        loader = mock.patch.object(basic, "_load_params", lambda: copy.deepcopy(merged))
+    else:
+        loader = patch_module_args(merged)
+    with loader:
         try:
             MODULES[module_name].main()
         except FailJson as exc:
@@ -164,6 +177,29 @@ def run_main(module_name, args, root):
 
 
 CASES = [pytest.param(module_name, args, option, id=case_id) for module_name, args, option, case_id in corpus()]
+UNIT_ONLY_CASES = [pytest.param(module_name, args, option, setup, id=case_id)
+                   for _kind, module_name, args, option, case_id, setup in unit_only_cases()]
+CASE_SECONDS = 10  # a case that blocks (a FIFO opened for reading) fails instead of hanging the run
+
+
+def _setup_host(root, setup):
+    """Make what a unit-only case needs on the fake host (names match unit_only_cases() in bad_input_cases.py)."""
+    limits_d = root / LIMITS_D
+    if setup in ("fifo", "symlink-to-fifo"):
+        os.mkfifo(limits_d / "90-fifo.conf")
+    if setup == "symlink-to-fifo":
+        os.symlink("90-fifo.conf", limits_d / "90-tofifo.conf")
+    elif setup == "symlink-loop":
+        os.symlink("90-loop2.conf", limits_d / "90-loop.conf")
+        os.symlink("90-loop.conf", limits_d / "90-loop2.conf")
+    elif setup == "symlink-to-directory":
+        os.symlink(".", limits_d / "90-dir.conf")
+    elif setup == "regular-file":
+        (limits_d / "file").write_text("# not a directory\n", encoding="utf-8")
+
+
+def _alarm(signum, frame):
+    raise TimeoutError(f"the case ran for more than {CASE_SECONDS} s")
 
 
 # --- tests -----------------------------------------------------------------------------------------
@@ -192,7 +228,19 @@ def test_base_arguments_pass_validation(host, module_name, persistent):
 @pytest.mark.parametrize("module_name, args, option", CASES)
 def test_bad_input_is_refused_before_touching_the_host(host, module_name, args, option):
     before = _snapshot(host["root"])
-    outcome, payload = run_main(module_name, args, host["root"])
+    _assert_refused(host, module_name, args, option, before)
+    assert not any(stat.S_ISREG(kind) for kind, _size, _mtime in before.values())
+
+
+def _assert_refused(host, module_name, args, option, before, direct=False):
+    """main() fails with one line naming option, changed false, nothing reached, the tree as before, within CASE_SECONDS."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CASE_SECONDS)
+    try:
+        outcome, payload = run_main(module_name, args, host["root"], direct=direct)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     assert outcome != "exit", f"{module_name} accepted {args!r}: {payload!r}"
     assert outcome != "host", f"{module_name} reached the host with {args!r}: {payload}"
     assert host["touched"] == []
@@ -202,4 +250,20 @@ def test_bad_input_is_refused_before_touching_the_host(host, module_name, args, 
     assert "\n" not in msg and "\r" not in msg, f"multi-line message: {msg!r}"
     assert option in msg, f"message does not name {option!r}: {msg!r}"
     assert _snapshot(host["root"]) == before
-    assert not any(stat.S_ISREG(kind) for kind, _size, _mtime in before.values())
+
+
+@pytest.mark.parametrize("module_name, args, option, setup", UNIT_ONLY_CASES)
+def test_unit_only_bad_input_is_refused_before_touching_the_host(host, module_name, args, option, setup):
+    """Cases the lab corpus cannot carry (see unit_only_cases()); FIFOs and links made on the fake host first."""
+    _setup_host(host["root"], setup)
+    _assert_refused(host, module_name, args, option, _snapshot(host["root"]), direct=True)
+
+
+def test_round_two_classes_are_all_in_the_corpus():
+    """Every round-two case is in corpus() (so the lab runs it) and each class has cases in both lists."""
+    ids = {param.id for param in CASES}
+    round_two = round_two_cases()
+    assert all(case_id in ids for _kind, _module, _args, _option, case_id in round_two)
+    kinds = {kind for kind, *_rest in round_two}
+    assert kinds == {"long-fields", "paths", "tool-refuses", "yaml-types", "core-crashes"}
+    assert {kind for kind, *_rest in unit_only_cases()} <= kinds

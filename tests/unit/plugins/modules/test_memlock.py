@@ -270,6 +270,95 @@ def test_dest_is_a_directory(env, tmp_path):
     assert result["msg"] == f"dest: {str(tmp_path)!r} is not a file path"
 
 
+def test_dest_symlink_is_written_through_and_kept(env, tmp_path):
+    """A dest that is a symbolic link: the target gets the entries (replaced in its own directory), the link stays."""
+    store = tmp_path / "store"
+    store.mkdir()
+    target = store / "memlock.conf"
+    target.write_text("# kept\n")
+    env.dest.symlink_to(target)
+    result = run({"domain": "@rdma", "value": "unlimited"})
+    assert result["changed"] is True
+    assert env.dest.is_symlink() and os.readlink(env.dest) == str(target)
+    assert target.read_text() == "# kept\n@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"
+    assert result["dest"] == str(env.dest)
+    assert result["effective"]["soft_from"] == f"{env.dest}:2"
+    assert sorted(os.listdir(store)) == ["memlock.conf"] and sorted(os.listdir(env.dest.parent)) == [env.dest.name]
+    assert run({"domain": "@rdma", "value": "unlimited"})["changed"] is False
+
+
+def test_dest_symlink_check_mode_writes_nothing(env, tmp_path):
+    target = tmp_path / "memlock.conf"
+    target.write_text("# kept\n")
+    os.utime(target, (1000000000, 1000000000))
+    before = os.stat(target)
+    env.dest.symlink_to("../../../memlock.conf")  # relative, resolved from the link's directory
+    assert env.dest.resolve() == target
+    result = run({"domain": "@rdma", "value": "unlimited"}, check_mode=True)
+    assert result["changed"] is True
+    after = os.stat(target)
+    assert (after.st_ino, after.st_mtime_ns, target.read_text()) == (before.st_ino, before.st_mtime_ns, "# kept\n")
+    assert env.dest.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == sorted(["etc", "memlock.conf"])
+
+
+def test_dest_symlink_absent_keeps_the_link_and_an_empty_target(env, tmp_path):
+    target = tmp_path / "memlock.conf"
+    target.write_text("@rdma\tsoft\tmemlock\tunlimited\n")
+    env.dest.symlink_to(target)
+    result = run({"domain": "@rdma", "limit_type": "soft", "state": "absent"})
+    assert result["changed"] is True
+    assert env.dest.is_symlink() and target.read_text() == ""
+
+
+def test_dest_dangling_symlink_creates_the_target(env, tmp_path):
+    target = tmp_path / "new.conf"
+    env.dest.symlink_to(target)
+    assert run({"domain": "@rdma", "value": "64"})["changed"] is True
+    assert env.dest.is_symlink() and target.read_text() == "@rdma\tsoft\tmemlock\t64\n@rdma\thard\tmemlock\t64\n"
+
+
+@pytest.mark.parametrize("dest, msg", [
+    ("missing/../x.conf", "does not exist"),
+    ("x.conf/y.conf", "is not a directory"),
+])
+def test_dest_is_resolved_as_the_kernel_does(env, dest, msg):
+    (env.dest.parent / "x.conf").write_text("")
+    result = run({"domain": "@rdma", "value": "1", "dest": f"{env.dest.parent}/{dest}"}, check_mode=True)
+    assert result["failed"] is True and result["msg"].startswith("dest: ") and msg in result["msg"], result["msg"]
+
+
+def test_rewriting_an_entry_past_what_pam_reads_as_one_line_is_refused(env):
+    """An existing entry with a long comment that a new value would push past 1022 bytes: refused, file unchanged."""
+    line = "@rdma\tsoft\tmemlock\t64 # " + "c" * (_limits.PAM_LINE_MAX - 26) + "\n"
+    assert len(line) - 1 == _limits.PAM_LINE_MAX - 2
+    env.dest.write_text(line)
+    result = run({"domain": "@rdma", "limit_type": "soft", "value": "unlimited"})
+    assert result["failed"] is True and result["msg"].startswith("dest: ") and "1022" in result["msg"]
+    assert env.dest.read_text() == line
+
+
+def test_longest_domain_and_value_fit_one_pam_line():
+    entry = _limits.render_entry("a" * _limits.DOMAIN_MAX, "hard", str(_limits.MAX_KIB))
+    assert len(entry.encode()) + 1 <= 1023
+
+
+def test_surrogates_fail_naming_the_option_with_the_real_invocation_log(env, monkeypatch):
+    """ansible-core's own _log_invocation stays in: it crashed encoding a surrogate before the module could answer."""
+    logged = []
+    monkeypatch.setattr(basic.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
+    # the arguments as the module receives them, not through the test's JSON round trip (which refuses surrogates
+    # once ansible-core's controller-side profiles are loaded)
+    monkeypatch.setattr(basic, "_load_params", lambda: {"domain": "alice\udcff", "value": "1"})
+    result = run({})
+    assert result["failed"] is True and result["changed"] is False
+    assert result["msg"].startswith("domain: ") and result["invocation"] == {"module_args": {}}
+    assert logged == [] and not env.dest.exists()
+    monkeypatch.setattr(basic, "_load_params", lambda: {"domain": "alice", "value": "1", "_ansible_check_mode": True})
+    result = run({})
+    assert result["changed"] is True and len(logged) == 1
+
+
 _RUN_MEMLOCK = """
 import json, sys
 from ansible.module_utils.testing import patch_module_args

@@ -1,0 +1,144 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Raw module arguments checked before ansible-core converts, logs or echoes them.
+
+ansible-core 2.19 turns a YAML boolean, number or list given for a string
+option into a string without a warning (``domain: true`` becomes ``"True"``),
+reads ``key=value`` text given for a dict option, and crashes on some inputs
+before a module's own validation runs: ``inf`` for an int option
+(OverflowError in the int conversion), an integer of more than 4,300 digits
+and a surrogate-escaped string (ValueError/UnicodeEncodeError while logging
+the invocation), a list item that is not a dict where suboptions are expected
+(TypeError in set_fallbacks).
+
+``problem()`` is pure: it walks the argument spec over the raw parameters and
+returns the first such input as a one-line message that names the option, or
+None. ``module()`` runs it on the parameters ansible-core hands the module and,
+when it finds one, fails with that message from an AnsibleModule that takes
+every option as it is and logs nothing, so none of those code paths is reached.
+"""
+
+from __future__ import annotations
+
+import math
+
+INT_TEXT_MAX = 40  # characters of an integer given as text; far above any option's range
+INT_BITS_MAX = 128  # no option takes a number that needs more bits
+
+_KINDS = (
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+    (list, "a list"),
+    (dict, "a dictionary"),
+    (str, "a string"),
+)
+
+
+def _kind(value) -> str:
+    for cls, name in _KINDS:
+        if isinstance(value, cls):
+            return name
+    return type(value).__name__
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def _scalar_problem(value, option: str):
+    """Values no option can take, wherever they appear (nested ones too)."""
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            return f"{option}: contains bytes that are not valid UTF-8; give the value as UTF-8 text"
+    elif isinstance(value, bool):
+        return None
+    elif isinstance(value, int):
+        if value.bit_length() > INT_BITS_MAX:
+            return f"{option}: an integer of {value.bit_length()} bits is out of range for every option of this module"
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return f"{option}: {value!r} is not a finite number"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found = _scalar_problem(key, option) or _scalar_problem(item, f"{option}.{key}" if isinstance(key, str) else option)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _scalar_problem(item, f"{option}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _typed_problem(kind, value, option: str, numbers: bool, spec: dict):
+    """The value against its declared type: only what ansible-core would convert silently or crash on."""
+    if kind in ("str", "path"):
+        if isinstance(value, (bool, list, dict)) or (isinstance(value, (int, float)) and not numbers):
+            hint = " (quote it in YAML)" if isinstance(value, (bool, int, float)) else ""
+            return f"{option}: expected a string, got {_kind(value)} {value!r}{hint}"
+    elif kind == "int":
+        if isinstance(value, bool):
+            return f"{option}: expected an integer, got a boolean {value!r}"
+        if isinstance(value, str) and len(value.strip()) > INT_TEXT_MAX:
+            return f"{option}: expected an integer, got text of {len(value)} characters"
+        if isinstance(value, (list, dict)):
+            return f"{option}: expected an integer, got {_kind(value)}"
+    elif kind == "dict":
+        if not isinstance(value, dict):
+            return f"{option}: expected a dictionary of suboptions, got {_kind(value)}"
+        return problem(spec.get("options") or {}, value, prefix=f"{option}.")
+    elif kind == "list":
+        if isinstance(value, (bool, dict)) or (spec.get("elements") == "dict" and not isinstance(value, list)):
+            return f"{option}: expected a list, got {_kind(value)}"
+        if isinstance(value, list):
+            elements = spec.get("elements")
+            for index, item in enumerate(value):
+                if item is None:
+                    continue
+                found = _typed_problem(elements, item, f"{option}[{index}]", False, spec)
+                if found:
+                    return found
+    return None
+
+
+def problem(argument_spec: dict, params: dict, numbers=(), prefix: str = ""):
+    """The first raw parameter that ansible-core would mangle or crash on, as a message; None when there is none.
+
+    numbers names the string options that take a YAML number as its decimal
+    text (memlock's value, a P_Key); every other string option refuses numbers,
+    booleans, lists and dicts.
+    """
+    for name, value in params.items():
+        if not isinstance(name, str) or name.startswith("_ansible_") or name not in argument_spec or value is None:
+            continue
+        option = prefix + name
+        spec = argument_spec[name]
+        kind = spec.get("type", "str")
+        found = _scalar_problem(value, option) or _typed_problem(kind, value, option, option in numbers, spec)
+        if found:
+            return found
+    return None
+
+
+def module(argument_spec: dict, numbers=(), **kwargs):
+    """AnsibleModule(argument_spec, **kwargs), after problem() on the raw parameters.
+
+    When problem() finds one, the module fails with it (changed=false) from an
+    AnsibleModule that takes every given option as raw and does not log or echo
+    the values, before ansible-core converts anything.
+    """
+    from ansible.module_utils import basic  # pylint: disable=import-outside-toplevel
+
+    try:
+        params = basic._load_params()  # pylint: disable=protected-access
+    except Exception:  # pylint: disable=broad-exception-caught  # AnsibleModule reports it the usual way
+        params = None
+    found = problem(argument_spec, params, numbers) if isinstance(params, dict) else None
+    if found:
+        raw_spec = {name: {"type": "raw"} for name in params if isinstance(name, str) and not name.startswith("_ansible_")}
+        failing = basic.AnsibleModule(argument_spec=raw_spec, supports_check_mode=True, no_log=True)
+        failing.fail_json(msg=found, changed=False, invocation={"module_args": {}})
+    return basic.AnsibleModule(argument_spec=argument_spec, **kwargs)
