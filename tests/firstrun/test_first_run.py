@@ -9,8 +9,8 @@
    recipe (tests/firstrun/recipe) that writes to its standard output as the real build
    does: labctl's standard output is exactly the directory, then exactly the inventory
    path, while the build's own output reaches standard error.
-3. `tools/demo` end to end on the VMs that step 2 booted: it passes, and its report is
-   this run's and says every pair passed.
+3. `tools/demo` end to end on the VMs that step 2 booted, its own `labctl up` again on an
+   empty cache: it passes, and its report is this run's and says every pair passed.
 
 The VMs are stopped afterwards (lab/labctl down), whatever happened.
 """
@@ -99,8 +99,10 @@ def test_up_on_a_cold_cache_prints_only_the_inventory(lab):
     assert "vm1:" in text and "vm2:" in text
 
 
-def test_demo_end_to_end(lab):
+def test_demo_end_to_end(lab, tmp_path):
     _proc, env = lab
+    # the demo's own `labctl up` also starts on an empty cache: it builds, finds the VMs running, prints the path
+    env = dict(env, LAB_CACHE=str(tmp_path / "cache-demo"))
     start = time.time()
     proc = run([os.path.join(TOP, "tools", "demo")], env, timeout=2400)
     seconds = time.time() - start
@@ -110,6 +112,7 @@ def test_demo_end_to_end(lab):
     for step in ("1/5", "2/5", "3/5", "4/5", "5/5", "summary"):
         assert f"[demo] {step}" in proc.stdout, step
     assert "hosts in rdma_hosts: vm1 vm2" in proc.stdout
+    assert NOISE in proc.stderr and "vm1: already running" in proc.stderr, proc.stderr[-2000:]
     report = os.path.join(LAB_DIR, "report", "fabric-check.json")
     assert os.stat(report).st_mtime >= start, "the report is older than this demo"
     with open(report, encoding="utf-8") as handle:
