@@ -410,4 +410,3 @@ def ib_port_guids(devices: dict, gids: list) -> list:
                 if _GUID.fullmatch(guid) and guid not in result:
                     result.append(guid)
     return result
-
