@@ -49,6 +49,7 @@ test: bootstrap
 	@tools/timed "first-run" $(MAKE) --no-print-directory first-run
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
 	@tools/timed "molecule-containers" $(MAKE) --no-print-directory molecule-containers
+	@echo; tools/timing-table
 
 # Target Pythons (modules run on 3.9+): compile and import run on every one found,
 # through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.

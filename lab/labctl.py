@@ -85,6 +85,18 @@ def say(msg: str) -> None:
 _RESULT = sys.stdout
 
 
+def record(kind: str, name: str, seconds: float, **extra) -> None:
+    """One line of make test's timing record (RDMA_FABRIC_TIMING, when set; tools/timing-table)."""
+    path = os.environ.get("RDMA_FABRIC_TIMING")
+    if not path:
+        return
+    row = {"kind": kind, "name": name, "seconds": round(seconds, 1), "end": round(time.time(), 1),
+           "lab": os.path.basename(LAB_DIR)}
+    row.update(extra)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+
+
 def result(line: str) -> None:
     """Write one line of what the caller consumes: the only writer to standard output."""
     _RESULT.write(line + "\n")
@@ -139,6 +151,7 @@ def ensure_image() -> str:
             done.write(f"{time.monotonic() - start:.0f}\n")
         os.rename(tmp, target)
         say(f"image built in {time.monotonic() - start:.0f}s")
+        record("lab", "image build", time.monotonic() - start, recipe=os.path.basename(target))
         # Older recipes' images are of no further use.
         for name in os.listdir(CACHE):
             old = os.path.join(CACHE, name)
@@ -369,8 +382,12 @@ def start_docker(img: str) -> None:
             raise LabError(f"vm{index}: docker setup failed (rc {proc.returncode}): {err.strip() or out.strip()}")
         say(f"vm{index}: docker engine up, {CONTAINER_IMAGE} ({int(out.split()[-1]) // 2**20} MiB) "
             f"after {time.monotonic() - start:.0f}s")
+    how = "from the cached store" if docker_cached(img) else "imported"
+    record("lab", f"docker engines up, container image {how}", time.monotonic() - start)
     if seeding:
+        saved = time.monotonic()
         save_docker_store(img)
+        record("lab", "docker store saved to the image cache", time.monotonic() - saved)
     for index in range(1, NVMS + 1):
         path = docker_socket(index)
         pidfile = os.path.join(LAB_DIR, f"vm{index}", "docker-ssh.pid")
@@ -474,6 +491,7 @@ def cmd_up() -> None:
     for index in range(1, NVMS + 1):
         start_vm(index, img)
     wait_for_ssh(start)
+    record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start)
     if DOCKER:
         start_docker(img)
     path = write_inventory()
