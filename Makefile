@@ -18,6 +18,15 @@ LAB_TARGETS := demo molecule lab-up first-run
 $(LAB_TARGETS): export ANSIBLE_STRATEGY_PLUGINS := $(TOP)/.build/mitogen
 $(LAB_TARGETS): export ANSIBLE_STRATEGY := $(or $(RDMA_FABRIC_STRATEGY),mitogen_linear)
 
+# make test's timing record: tools/timed (each part), lab/labctl (boots, image build, container
+# import) and the phase_timer callback (playbooks, plays, long tasks) append to timing.jsonl,
+# pytest writes verify-*.xml; tools/timing-table turns them into .build/logs/timing.md.
+LOGS := $(TOP)/.build/logs
+TIMED_TARGETS := first-run molecule molecule-containers
+$(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
+$(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
+$(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
+
 .PHONY: help demo test bootstrap bootstrap-nolab sanity lint units ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
 
 help:
@@ -33,12 +42,14 @@ bootstrap-nolab:
 
 # --- tests ---------------------------------------------------------------------
 test: bootstrap
+	@mkdir -p $(LOGS) && rm -f $(LOGS)/timing.jsonl $(LOGS)/timing.md $(LOGS)/verify-*.xml
 	@tools/timed "sanity" $(MAKE) --no-print-directory sanity
 	@tools/timed "lint" $(MAKE) --no-print-directory lint
 	@tools/timed "units" $(MAKE) --no-print-directory units
 	@tools/timed "first-run" $(MAKE) --no-print-directory first-run
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
 	@tools/timed "molecule-containers" $(MAKE) --no-print-directory molecule-containers
+	@echo; tools/timing-table
 
 # Target Pythons (modules run on 3.9+): compile and import run on every one found,
 # through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.
@@ -60,18 +71,18 @@ ib: bootstrap-nolab
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/ib
 
 molecule: bootstrap
-	cd $(TOP) && molecule test
+	mkdir -p $(LOGS) && cd $(TOP) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-default.xml" molecule test
 
 # the containers scenario, against the Docker engines of two lab VMs of their own
 # (.lab-containers, SSH ports 2722-2723)
 molecule-containers: bootstrap
-	tools/molecule-containers
+	mkdir -p $(LOGS) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-containers.xml" tools/molecule-containers
 
 # the path a new user takes first: labctl's output contract on an empty image cache
 # (a stand-in recipe) and tools/demo end to end on the VMs it boots (.lab-firstrun,
 # SSH ports 2822-2823); tests/firstrun/test_first_run.py
 first-run: bootstrap
-	python -m pytest -p no:cacheprovider -v -rA tests/firstrun
+	mkdir -p $(LOGS) && python -m pytest -p no:cacheprovider -v -rA --junitxml=$(LOGS)/verify-first-run.xml tests/firstrun
 
 build: bootstrap-nolab
 	ansible-galaxy collection build --force --output-path $(TOP)/.build
