@@ -11,6 +11,12 @@ class ModuleDocFragment:
     # Standard documentation fragment
     DOCUMENTATION = r"""
 options: {}
+notes:
+  - Arguments are checked as they arrive, before ansible-core converts them. A YAML boolean, number, list or dictionary
+    given for a string option is refused rather than turned into text (quote a name such as C("1000")); so are text
+    that is not valid UTF-8, C(inf) and C(nan), integers of more than 128 bits and integer text longer than 40
+    characters, and anything but a dictionary for an option that takes suboptions. Each fails with a one-line message
+    naming the option, before anything on the host is read or changed.
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

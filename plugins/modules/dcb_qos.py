@@ -75,6 +75,8 @@ options:
         description:
           - The bandwidth share (percent) of each traffic class; the values sum to 100 (or are all 0 when no class
             uses C(ets)).
+          - With O(ets.tc_tsa), the classes whose algorithm is C(ets) must sum to 100 on their own, as mlx5 requires
+            (a share given to a C(strict) class does not count).
         type: list
         elements: int
         version_added: 0.1.0

@@ -27,7 +27,8 @@ options:
   name:
     description:
       - The connection profile's name (C(connection.id)).
-      - 1-255 characters, no newline or other control characters, not starting with C(-) or white space.
+      - 1-255 characters, no newline or other control characters (C0, DEL and C1, U+0080-U+009F), not starting with C(-) or
+        white space.
       - When several profiles share the name, the module refuses to change them (V(absent) deletes them all).
     type: str
     required: true
@@ -84,6 +85,8 @@ options:
       addresses:
         description:
           - Addresses with prefix length (CIDR), for example V(192.0.2.10/24); a bare address means V(/32).
+          - One address per item, prefix length 1-32 (NetworkManager refuses V(/0)); C(,), C(;) and white space inside an item
+            are refused, since they are NetworkManager's list syntax.
           - The order is kept; the first is the primary address. An empty list removes them all.
         type: list
         elements: str
@@ -113,6 +116,8 @@ options:
       addresses:
         description:
           - Addresses with prefix length, for example V(2001:db8::10/64); a bare address means V(/128).
+          - One address per item, prefix length 1-128; an IPv6 zone index (V(fe80::1%ib0)) is refused here, in O(ipv6.gateway)
+            and in O(ipv6.dns), as NetworkManager takes none.
         type: list
         elements: str
         version_added: 0.1.0
