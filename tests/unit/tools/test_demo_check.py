@@ -69,7 +69,7 @@ def test_unreachable_names_the_host_and_the_reason():
     assert demo_check.unreachable(PING, ["vm1", "vm2"]) == [
         ("vm2", "Task failed: Failed to connect to the host via ssh: ssh: connect to host 127.0.0.1 port 2223: Connection refused")]
     assert demo_check.unreachable(PING, ["vm1", "vm2", "vm3"])[-1] == ("vm3", "no answer in the ping's output")
-    assert demo_check.unreachable(PING.split("vm2 |")[0], ["vm1"]) == []
+    assert demo_check.unreachable(PING.split("vm2 |", maxsplit=1)[0], ["vm1"]) == []
 
 
 # The default callback with the YAML result format, as the demo prints site.yml's second run
