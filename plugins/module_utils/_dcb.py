@@ -13,7 +13,9 @@ JSON shapes (iproute2 dcb/dcb_pfc.c, dcb_ets.c, dcb_app.c):
 - ets: ``{"willing": false, "ets_cap": 8, "cbs": false, "tc_bw": [8 ints], "pg_bw": [...],
   "tc_tsa": ["strict"|"cbs"|"ets"|"vendor", ...], "prio_tc": [8 ints], "reco_...": ...}``
 - app: ``{"dscp_prio": [[26, 3], [48, 6]], "default_prio": [...], ...}``; a table without
-  DSCP entries has no ``dscp_prio`` key, an empty table prints ``{}``.
+  DSCP entries has no ``dscp_prio`` key, an empty table prints ``{}``. iproute2 6.5 and
+  later print a third element, a string, in each entry: ``{"dscp_prio": [[8, 0, " "], [16, 1, " "]]}``
+  (the separator its text output prints, which the JSON output keeps); it is read and ignored.
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def parse_app(text: str) -> dict:
     data = _load(text, what)
     pairs = []
     for index, item in enumerate(data.get("dscp_prio", [])):
-        if not isinstance(item, list) or len(item) != 2:
+        # [dscp, prio] (iproute2 5.11-6.4) or [dscp, prio, "<separator>"] (6.5 and later)
+        if not isinstance(item, list) or len(item) not in (2, 3) or (len(item) == 3 and not isinstance(item[2], str)):
             raise ValueError(f"{what}: dscp_prio[{index}] is not a [dscp, prio] pair: {item!r}")
         pairs.append([_uint(item[0], 63, f"{what}: dscp_prio[{index}] dscp"), _uint(item[1], PRIORITIES - 1, f"{what}: dscp_prio[{index}] prio")])
     return {"dscp_prio": sorted(pairs)}

@@ -32,6 +32,9 @@ ETS_DEFAULT = json.dumps(
 APP_ROCE = '{"dscp_prio":[[26,3],[48,6]]}\n'
 APP_EMPTY = "{}\n"
 APP_OTHER = '{"default_prio":[0],"ethtype_prio":[[35078,3]],"dscp_prio":[[48,6],[26,3],[26,5]]}'
+# iproute2 6.5 and later (Debian 13's 6.15 among them): a third element in every entry
+APP_IPROUTE2_6_5 = '{"dscp_prio":[[8,0," "],[16,1," "]]}\n'
+APP_IPROUTE2_6_5_ROCE = '{"dscp_prio":[[48,6," "],[26,3," "]]}'
 
 
 def test_parse_pfc():
@@ -48,7 +51,8 @@ def test_parse_ets():
     assert ets["prio_tc"] == [0] * 8 and ets["tc_bw"][0] == 100 and ets["tc_tsa"][1] == "strict" and ets["ets_cap"] == 8
 
 
-@pytest.mark.parametrize("text, pairs", [(APP_ROCE, [[26, 3], [48, 6]]), (APP_EMPTY, []), (APP_OTHER, [[26, 3], [26, 5], [48, 6]])])
+@pytest.mark.parametrize("text, pairs", [(APP_ROCE, [[26, 3], [48, 6]]), (APP_EMPTY, []), (APP_OTHER, [[26, 3], [26, 5], [48, 6]]),
+                                         (APP_IPROUTE2_6_5, [[8, 0], [16, 1]]), (APP_IPROUTE2_6_5_ROCE, [[26, 3], [48, 6]])])
 def test_parse_app(text, pairs):
     assert _dcb.parse_app(text) == {"dscp_prio": pairs}
 
@@ -67,6 +71,8 @@ def test_parse_app(text, pairs):
         (_dcb.parse_ets, '{"prio_tc": [0,0,0,0,0,0,0,0], "tc_bw": [0,0,0,0,0,0,0,0], "tc_tsa": ["ets","ets","ets","ets","ets","ets","ets","wfq"]}',
          "tc_tsa[7]: 'wfq' is not one of"),
         (_dcb.parse_app, '{"dscp_prio": [[26]]}', "dscp_prio[0] is not a [dscp, prio] pair"),
+        (_dcb.parse_app, '{"dscp_prio": [[26, 3, 4]]}', "dscp_prio[0] is not a [dscp, prio] pair"),
+        (_dcb.parse_app, '{"dscp_prio": [[26, 3, " ", " "]]}', "dscp_prio[0] is not a [dscp, prio] pair"),
         (_dcb.parse_app, '{"dscp_prio": [[64, 3]]}', "dscp_prio[0] dscp: 64 is not an integer 0-63"),
         (_dcb.parse_app, '{"dscp_prio": [[26, 8]]}', "dscp_prio[0] prio: 8 is not an integer 0-7"),
     ],

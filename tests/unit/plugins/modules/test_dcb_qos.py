@@ -56,6 +56,8 @@ class FakeDcb:
         self.calls = []
         self.replies = {}
         self.ignore_writes = False
+        # None: iproute2 5.11-6.4 ([dscp, prio]); " ": 6.5 and later ([dscp, prio, " "])
+        self.app_third = None
 
     def run_command(self, module, args, **kwargs):
         assert isinstance(args, list), "argv lists only"
@@ -75,7 +77,8 @@ class FakeDcb:
             if obj == "ets":
                 data = {"willing": False, "ets_cap": 8, "cbs": False, "pg_bw": [0] * 8, **self.ets}
                 return 0, json.dumps(data) + "\n", ""
-            return 0, json.dumps({"dscp_prio": sorted([list(p) for p in self.app])} if self.app else {}) + "\n", ""
+            rows = [list(p) + ([self.app_third] if self.app_third is not None else []) for p in sorted(self.app)]
+            return 0, json.dumps({"dscp_prio": rows} if rows else {}) + "\n", ""
         obj, verb, dev = args[1], args[2], args[4]
         assert args[3] == "dev" and self.supported[dev]
         words = args[5:]
@@ -228,6 +231,19 @@ def test_read_only_call_reports_state(env):
     ok, result = run({"netdev": MLX})
     assert ok and result["changed"] is False and env.writes() == []
     assert result["pfc"] == [3] and result["diff"] == {"before": {}, "after": {}}
+
+
+def test_iproute2_6_5_app_format(env):
+    """iproute2 6.5+ prints [dscp, prio, " "]: applied, then a rerun reads it and changes nothing."""
+    env.app_third = " "
+    env.app = {(10, 1)}
+    ok, result = run(ROCE)
+    assert ok and result["changed"] is True, result
+    assert env.app == {(10, 1), (26, 3), (48, 6)}
+    assert result["diff"]["before"]["dscp_prio"] == [{"dscp": 10, "priority": 1}]
+    ok, result = run(ROCE)
+    assert ok and result["changed"] is False, result
+    assert result["dscp_prio"] == [{"dscp": 10, "priority": 1}, {"dscp": 26, "priority": 3}, {"dscp": 48, "priority": 6}]
 
 
 def test_dscp_prio_exclusive_removes_others(env):
