@@ -8,7 +8,8 @@ builders: no I/O), then the reader, which touches sysfs only through paths
 built by _sysfs (so unit tests can point SYSFS_ROOT at a recorded tree) and
 never starts a process.
 
-Kernel formats (drivers/infiniband/core/sysfs.c, kernel-facts.md):
+Kernel formats (the kernel's drivers/infiniband/core/sysfs.c; recorded trees in
+tests/unit/plugins/module_utils/rdma_sysfs_trees.py):
 - ports/<p>/gids/<i>: eight groups of four lowercase hex digits; empty slots
   read as all zeros;
 - ports/<p>/gid_attrs/types/<i>: 'IB/RoCE v1' or 'RoCE v2';

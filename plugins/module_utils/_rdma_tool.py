@@ -7,7 +7,8 @@ Everything here is pure except the two small readers at the end
 (link_type_of, driver_available), which read sysfs and /lib/modules files
 and start no process.
 
-Formats (kernel-facts.md, lab-facts.md; iproute2 6.1):
+Formats (iproute2 6.1, Debian 12's, as the lab prints them; recorded in
+tests/unit/plugins/module_utils/test_rdma_tool.py):
 - `rdma -j link show` prints a JSON list; each entry has ifindex, ifname
   ('rxe0'; some versions 'rxe0/1'), port, state, physical_state and, for
   ports bound to a netdev, netdev and netdev_index. No devices: '[]' or nothing.
