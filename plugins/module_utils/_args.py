@@ -62,7 +62,8 @@ def _scalar_problem(value, option: str):
             return f"{option}: {value!r} is not a finite number"
     elif isinstance(value, dict):
         for key, item in value.items():
-            found = _scalar_problem(key, option) or _scalar_problem(item, f"{option}.{key}" if isinstance(key, str) else option)
+            where = f"{option}.{key}" if isinstance(key, str) and key.isidentifier() else f"{option}[{key!r}]"
+            found = _scalar_problem(key, option) or _scalar_problem(item, where)
             if found:
                 return found
     elif isinstance(value, (list, tuple)):
@@ -79,6 +80,13 @@ def _typed_problem(kind, value, option: str, numbers: bool, spec: dict):
         if isinstance(value, (bool, list, dict)) or (isinstance(value, (int, float)) and not numbers):
             hint = " (quote it in YAML)" if isinstance(value, (bool, int, float)) else ""
             return f"{option}: expected a string, got {_kind(value)} {value!r}{hint}"
+        choices = spec.get("choices")
+        if choices and isinstance(value, str) and value not in choices and not value.isprintable():
+            # ansible-core's own message shows the value as it is: a newline in it would split the message
+            return f"value of {option} must be one of: {', '.join(str(choice) for choice in choices)}, got: {value!r}"
+    elif kind in ("int", "bool") and isinstance(value, str) and not value.isprintable():
+        # ansible-core's bool message shows the value as it is: a newline in it would split the message
+        return f"{option}: {value!r} is not {'an integer' if kind == 'int' else 'a boolean'}"
     elif kind == "int":
         if isinstance(value, bool):
             return f"{option}: expected an integer, got a boolean {value!r}"
@@ -89,7 +97,11 @@ def _typed_problem(kind, value, option: str, numbers: bool, spec: dict):
     elif kind == "dict":
         if not isinstance(value, dict):
             return f"{option}: expected a dictionary of suboptions, got {_kind(value)}"
-        return problem(spec.get("options") or {}, value, prefix=f"{option}.")
+        options = spec.get("options") or {}
+        unknown = [key for key in value if key not in options]
+        if options and unknown:
+            return f"{option}: unknown suboption {unknown[0]!r}; allowed: {', '.join(sorted(options))}"
+        return problem(options, value, prefix=f"{option}.")
     elif kind == "list":
         if isinstance(value, (bool, dict)) or (spec.get("elements") == "dict" and not isinstance(value, list)):
             return f"{option}: expected a list, got {_kind(value)}"
