@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the six roles, as data.
+"""Malformed inputs for the entry points of the seven roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -27,7 +27,7 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 
 MISSING = object()  # as a value: remove the key
 
-ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check")
+ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -98,6 +98,18 @@ BASE = {
         "fabric_check_write_bw_seconds": 2,
         "fabric_check_report_dir": "/nonexistent/rdma-fabric-check",
         "fabric_check_report_only": False,
+    },
+    "subnet_manager": {
+        "subnet_manager_partitions": [
+            {"name": "storage", "pkey": "0x0002", "ipoib": True, "mtu": 5,
+             "members": [{"guid": "0x0002c90300002001", "membership": "full"}, {"guid": "ALL_CAS", "membership": "limited"}]},
+        ],
+        "subnet_manager_options": {"sm_priority": 14},
+        "subnet_manager_ports": ["0x0002c90300001001"],
+        "subnet_manager_install": True,
+        "subnet_manager_manage_service": True,
+        "subnet_manager_config_dir": "",
+        "subnet_manager_validate": True,
     },
 }
 
@@ -248,6 +260,25 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_write_bw_seconds", "not-below-timeout", 30)
     case("fabric_check", "fabric_check_report_dir", "newline", "/tmp/report\nx")
     case("fabric_check", "fabric_check_topology", "unknown", "mesh")
+
+    # subnet_manager ----------------------------------------------------------------------------
+    each("subnet_manager", "subnet_manager_partitions[0].pkey", [
+        ("zero", 0), ("full-bit", "0x8002"), ("above-16-bits", 0x10000), ("not-hex", "0xZZ"), ("bool", True)])
+    each("subnet_manager", "subnet_manager_partitions[0].name", [
+        ("equals", "a=b"), ("semicolon", "x;y"), ("newline-injection", "x\ny=0x3 : ALL=full;"), ("space", "a b"), ("65-chars", "n" * 65)])
+    case("subnet_manager", "subnet_manager_partitions[0].mtu", "4096-not-a-code", 4096)
+    case("subnet_manager", "subnet_manager_partitions[0].rate", "unknown-code", 23)
+    case("subnet_manager", "subnet_manager_partitions[0].sl", "16", 16)
+    case("subnet_manager", "subnet_manager_partitions[0].members[0].guid", "short", "0x2c90300002001")
+    case("subnet_manager", "subnet_manager_partitions[0].members[0].guid", "newline-injection", "ALL;\nx=0x3 : ALL")
+    case("subnet_manager", "subnet_manager_partitions[0].members[0].membership", "both-without-allow-both-pkeys", "both")
+    case("subnet_manager", "subnet_manager_partitions[1]", "duplicate-pkey",
+         {"name": "other", "pkey": 2, "members": [{"guid": "ALL"}]}, "subnet_manager_partitions[1].pkey")
+    case("subnet_manager", "subnet_manager_options.sm_priority", "16", 16)
+    case("subnet_manager", "subnet_manager_options.log_file", "newline-injection", "/var/log/x\nsm_priority 15")
+    case("subnet_manager", "subnet_manager_options.bogus_option", "unknown-option", 1)
+    case("subnet_manager", "subnet_manager_ports[0]", "keyword", "ALL")
+    case("subnet_manager", "subnet_manager_config_dir", "with-the-service", "/srv/opensm")
     return cases
 
 
