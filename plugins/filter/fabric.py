@@ -1,17 +1,17 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters used by the fabric_check role, over plugins/module_utils/_fabric.py."""
+"""Filters used by the fabric_check role, over plugins/plugin_utils/_fabric_check.py."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.rdma.fabric.plugins.module_utils import _fabric
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check
 
 
 def fabric_pairs(hosts, topology="all"):
     try:
-        return _fabric.pairs(hosts, topology)
+        return _fabric_check.pairs(hosts, topology)
     except ValueError as err:
         raise AnsibleFilterError(f"fabric_pairs: {err}") from err
 
@@ -22,7 +22,7 @@ def fabric_result(registered, test, pair):
         raise AnsibleFilterError("fabric_result: expects a registered command result")
     rc = None if registered.get("skipped") else registered.get("rc")
     try:
-        return _fabric.result(test, pair, rc, registered.get("stdout", ""), registered.get("stderr", ""))
+        return _fabric_check.result(test, pair, rc, registered.get("stdout", ""), registered.get("stderr", ""))
     except ValueError as err:
         raise AnsibleFilterError(f"fabric_result: {err}") from err
 

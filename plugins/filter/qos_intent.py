@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _cumulus, _qos_agree, _qos_intent
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos, _qos_agreement
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 
@@ -28,7 +29,7 @@ def qos_host_settings(intent, netdev=None, root=_qos_intent.ROOT):
 
 def cumulus_traffic_conf(intent, flavor="traffic_conf", root=_qos_intent.ROOT):
     """The rendered lines: traffic.conf (3.x-4.3), qos_features.conf (4.4) or NVUE commands (5.x)."""
-    return _cumulus.render(_intent(intent, root), flavor)
+    return _cumulus_qos.render(_intent(intent, root), flavor)
 
 
 def cumulus_conf_merge(text, intent=None, flavor="traffic_conf", state="present", root=_qos_intent.ROOT):
@@ -36,27 +37,27 @@ def cumulus_conf_merge(text, intent=None, flavor="traffic_conf", state="present"
     if not isinstance(text, str):
         raise ValueError(f"_input: {type(text).__name__} is not the text of a file")
     if state == "absent":
-        return _cumulus.remove_block(text)
+        return _cumulus_qos.remove_block(text)
     if state != "present":
         raise ValueError(f"state: {state!r} is not known; allowed: present, absent")
     if flavor not in ("traffic_conf", "qos_features"):
         raise ValueError(f"flavor: {flavor!r} has no file to merge; allowed: traffic_conf, qos_features")
-    return _cumulus.merge_block(text, _cumulus.render(_intent(intent, root), flavor))
+    return _cumulus_qos.merge_block(text, _cumulus_qos.render(_intent(intent, root), flavor))
 
 
 def cumulus_nvue_commands(intent, shown=None, root=_qos_intent.ROOT):
     """NVUE argv lists for the intent; with shown (``nv show qos roce -o json`` text), only when the switch differs."""
     normalized = _intent(intent, root)
     if shown is None:
-        return _cumulus.nvue_commands(normalized, include_apply=False)
+        return _cumulus_qos.nvue_commands(normalized, include_apply=False)
     if not isinstance(shown, str):
         raise ValueError("shown: expected the text of 'nv show qos roce -o json'")
-    return _cumulus.nvue_pending(normalized, _cumulus.parse_nv_roce(shown))
+    return _cumulus_qos.nvue_pending(normalized, _cumulus_qos.parse_nv_roce(shown))
 
 
 def qos_host_view(dcb_result=None, roce_result=None):
     """A host view for qos_agreement from what rdma.fabric.dcb_qos and rdma.fabric.roce_mode returned."""
-    return _qos_agree.host_view_from_results(dcb_result, roce_result)
+    return _qos_agreement.host_view_from_results(dcb_result, roce_result)
 
 
 def qos_switch_view(source, flavor="traffic_conf", root=_qos_intent.ROOT):
@@ -64,18 +65,18 @@ def qos_switch_view(source, flavor="traffic_conf", root=_qos_intent.ROOT):
     if isinstance(source, str):
         if flavor not in ("traffic_conf", "qos_features"):
             raise ValueError(f"flavor: {flavor!r} has no file to read; allowed: traffic_conf, qos_features")
-        return _qos_agree.switch_view_from_conf(source, flavor)
-    return _qos_agree.switch_view_from_intent(_intent(source, root))
+        return _qos_agreement.switch_view_from_conf(source, flavor)
+    return _qos_agreement.switch_view_from_intent(_intent(source, root))
 
 
 def qos_agreement(host, switch, intent, root=_qos_intent.ROOT):
     """Named mismatches between a host view, a switch view and the intent; [] when they agree."""
-    for name, value, keys in (("_input", host, _qos_agree.HOST_KEYS), ("switch", switch, _qos_agree.SWITCH_KEYS)):
+    for name, value, keys in (("_input", host, _qos_agreement.HOST_KEYS), ("switch", switch, _qos_agreement.SWITCH_KEYS)):
         if not isinstance(value, dict) or any(key not in keys for key in value):
             raise ValueError(f"{name}: expected a view from qos_{'host' if name == '_input' else 'switch'}_view with keys {', '.join(keys)}")
-    host_view = _qos_agree.host_view(**host)
-    switch_view = _qos_agree.switch_view(**switch)
-    return _qos_agree.agreement(host_view, switch_view, _intent(intent, root))
+    host_view = _qos_agreement.host_view(**host)
+    switch_view = _qos_agreement.switch_view(**switch)
+    return _qos_agreement.agreement(host_view, switch_view, _intent(intent, root))
 
 
 class FilterModule:

@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter import qos_intent as plugin
-from ansible_collections.rdma.fabric.plugins.module_utils import _cumulus
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos
 
 FILTERS = plugin.FilterModule().filters()
 INTENT = {"switch": {"ports": "swp1-swp4,swp6"}}
@@ -47,7 +47,7 @@ def test_qos_intent_defaults_and_derived():
         ("cumulus_conf_merge", (None, INTENT), {}, "cumulus_conf_merge: _input: NoneType is not the text of a file"),
         ("cumulus_conf_merge", ("", INTENT), {"flavor": "nvue"}, "cumulus_conf_merge: flavor: 'nvue' has no file to merge"),
         ("cumulus_conf_merge", ("", INTENT), {"state": "gone"}, "cumulus_conf_merge: state: 'gone' is not known"),
-        ("cumulus_conf_merge", (f"{_cumulus.BEGIN}\n",), {"state": "absent"}, "cumulus_conf_merge: managed block: BEGIN marker without END"),
+        ("cumulus_conf_merge", (f"{_cumulus_qos.BEGIN}\n",), {"state": "absent"}, "cumulus_conf_merge: managed block: BEGIN marker without END"),
         ("cumulus_nvue_commands", (INTENT,), {"shown": "not json"}, "cumulus_nvue_commands: nv show qos roce: output is not JSON"),
         ("cumulus_nvue_commands", (INTENT,), {"shown": {"mode": "lossless"}}, "cumulus_nvue_commands: shown: expected the text"),
         ("qos_switch_view", ("",), {"flavor": "nvue"}, "qos_switch_view: flavor: 'nvue' has no file to read"),

@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _cumulus, _qos_agree, _qos_intent
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos, _qos_agreement
 
 INTENT = _qos_intent.normalize({"switch": {"ports": "swp1-swp4,swp6"}})
-HOST = _qos_agree.host_view_from_intent(INTENT)
-SWITCH = _qos_agree.switch_view_from_intent(INTENT)
+HOST = _qos_agreement.host_view_from_intent(INTENT)
+SWITCH = _qos_agreement.switch_view_from_intent(INTENT)
 
 
 def _names(found):
@@ -20,15 +21,15 @@ def _names(found):
 
 
 def test_the_intent_agrees_with_itself():
-    assert _qos_agree.agreement(HOST, SWITCH, INTENT) == []
+    assert _qos_agreement.agreement(HOST, SWITCH, INTENT) == []
 
 
 @pytest.mark.parametrize("flavor", ["traffic_conf", "qos_features"])
 def test_a_rendered_switch_file_agrees_with_its_intent(flavor):
-    text = "\n".join(_cumulus.render(INTENT, flavor)) + "\n"
-    switch = _qos_agree.switch_view_from_conf(text, flavor)
+    text = "\n".join(_cumulus_qos.render(INTENT, flavor)) + "\n"
+    switch = _qos_agreement.switch_view_from_conf(text, flavor)
     assert switch["pfc"] == [3] and switch["ecn_priorities"] == [3] and switch["trust"] == ["dscp"]
-    assert _qos_agree.agreement(HOST, switch, INTENT) == []
+    assert _qos_agreement.agreement(HOST, switch, INTENT) == []
 
 
 def _host(**changes):
@@ -71,40 +72,40 @@ CASES = [
 @pytest.mark.parametrize("case_id, host, switch, changes, names", CASES, ids=[case[0] for case in CASES])
 def test_mismatches_are_named(case_id, host, switch, changes, names):
     intent = _qos_intent.normalize(dict({"switch": {"ports": "swp1"}}, **changes))
-    found = _qos_agree.agreement(host, switch, intent)
+    found = _qos_agreement.agreement(host, switch, intent)
     assert _names(found) == names, case_id
     for item in found:
         assert item["message"].startswith(item["name"] + ": ")
         assert "\n" not in item["message"]
-        assert item["name"] in _qos_agree.NAMES
+        assert item["name"] in _qos_agreement.NAMES
 
 
 def test_at_least_ten_kinds_of_mismatch_are_covered():
     kinds = {name for case in CASES for name in case[4]}
     assert len(kinds) >= 10
-    assert kinds == set(_qos_agree.NAMES)
+    assert kinds == set(_qos_agreement.NAMES)
 
 
 def test_unknown_fields_are_not_compared():
-    unknown_host = _qos_agree.host_view()
-    unknown_switch = _qos_agree.switch_view()
-    assert _qos_agree.agreement(unknown_host, unknown_switch, INTENT) == []
-    assert _names(_qos_agree.agreement(unknown_host, _switch(pfc=[]), INTENT)) == ["switch_pfc_roce_priority"]
+    unknown_host = _qos_agreement.host_view()
+    unknown_switch = _qos_agreement.switch_view()
+    assert _qos_agreement.agreement(unknown_host, unknown_switch, INTENT) == []
+    assert _names(_qos_agreement.agreement(unknown_host, _switch(pfc=[]), INTENT)) == ["switch_pfc_roce_priority"]
 
 
 def test_the_vendor_example_file_disagrees_with_a_host():
     text = "traffic.packet_priority_source_set = [dscp]\npfc.port_group_list = [ROCE_PFC]\npfc.pfc_port_group.cos_list = [3]\n"
-    switch = _qos_agree.switch_view_from_conf(text)
+    switch = _qos_agreement.switch_view_from_conf(text)
     assert switch["pfc"] == []
-    assert "switch_port_groups" in _names(_qos_agree.agreement(HOST, switch, INTENT))
-    assert "switch_pfc_roce_priority" in _names(_qos_agree.agreement(HOST, switch, INTENT))
+    assert "switch_port_groups" in _names(_qos_agreement.agreement(HOST, switch, INTENT))
+    assert "switch_pfc_roce_priority" in _names(_qos_agreement.agreement(HOST, switch, INTENT))
 
 
 def test_switch_view_of_a_file_without_settings_uses_cumulus_defaults():
-    switch = _qos_agree.switch_view_from_conf("")
+    switch = _qos_agreement.switch_view_from_conf("")
     assert switch["trust"] == ["802.1p"] and switch["pfc"] == [] and switch["ecn_priorities"] == []
     assert switch["dscp_prio"][26] == 3
-    assert _names(_qos_agree.agreement(HOST, switch, INTENT)) == [
+    assert _names(_qos_agreement.agreement(HOST, switch, INTENT)) == [
         "ecn_host_on_switch_off", "pfc_priorities_differ", "switch_pfc_roce_priority", "switch_trust"]
 
 
@@ -115,15 +116,15 @@ def test_host_view_from_module_results():
         "ecn": {"np": [False, False, False, True, False, False, False, False], "rp": [False, False, False, True, False, False, False, False],
                 "cnp_dscp": 48, "cnp_priority": 6},
     }
-    view = _qos_agree.host_view_from_results(dcb, {"tos": 106})
+    view = _qos_agreement.host_view_from_results(dcb, {"tos": 106})
     assert view == HOST
-    skipped = _qos_agree.host_view_from_results({"dcb_supported": False, "ecn": None}, {"tos": 106})
+    skipped = _qos_agreement.host_view_from_results({"dcb_supported": False, "ecn": None}, {"tos": 106})
     assert skipped == {"tos": 106, "dscp_prio": None, "pfc": None, "ecn_priorities": None, "cnp_dscp": None}
-    assert _qos_agree.agreement(skipped, SWITCH, INTENT) == []
+    assert _qos_agreement.agreement(skipped, SWITCH, INTENT) == []
 
 
 def test_views_accept_string_keys_from_ansible_variables():
-    view = _qos_agree.host_view(dscp_prio={"26": 3})
+    view = _qos_agreement.host_view(dscp_prio={"26": 3})
     assert view["dscp_prio"] == {26: 3}
 
 
@@ -133,8 +134,8 @@ def test_any_intent_agrees_with_its_own_renderings(dscp, prio):
     cnp_dscp = 48 if dscp != 48 else 46
     intent = _qos_intent.normalize({"roce": {"dscp": dscp, "priority": prio}, "cnp": {"dscp": cnp_dscp, "priority": cnp_prio},
                                     "switch": {"ports": "swp1"}})
-    host = _qos_agree.host_view_from_intent(intent)
+    host = _qos_agreement.host_view_from_intent(intent)
     for flavor in ("traffic_conf", "qos_features"):
-        switch = _qos_agree.switch_view_from_conf("\n".join(_cumulus.render(intent, flavor)), flavor)
-        assert _qos_agree.agreement(host, switch, intent) == []
-    assert _qos_agree.agreement(host, _qos_agree.switch_view_from_intent(intent), intent) == []
+        switch = _qos_agreement.switch_view_from_conf("\n".join(_cumulus_qos.render(intent, flavor)), flavor)
+        assert _qos_agreement.agreement(host, switch, intent) == []
+    assert _qos_agreement.agreement(host, _qos_agreement.switch_view_from_intent(intent), intent) == []

@@ -18,7 +18,8 @@ empty list means they agree.
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _cumulus, _qos, _qos_intent
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos
 
 NAMES = (
     "host_tos",
@@ -135,31 +136,31 @@ def switch_view_from_conf(text: str, flavor: str = "traffic_conf") -> dict:
 
     On 4.4 ECN names egress queues; the default queue map (qos_infra.conf) is the identity.
     """
-    conf = _cumulus.parse_conf(text)
+    conf = _cumulus_qos.parse_conf(text)
     trust_text = conf.get("traffic.packet_priority_source_set")
-    trust = _cumulus.parse_list(trust_text) if trust_text is not None else ["802.1p"]
+    trust = _cumulus_qos.parse_list(trust_text) if trust_text is not None else ["802.1p"]
     dscp_map = {}
     for prio in range(_qos_intent.PRIORITIES):
         value = conf.get(f"traffic.cos_{prio}.priority_source.dscp")
-        for dscp in _cumulus.parse_list(value) if value is not None else []:
+        for dscp in _cumulus_qos.parse_list(value) if value is not None else []:
             dscp_map[int(dscp)] = prio
     if not dscp_map:
         dscp_map = {value: value >> 3 for value in range(_qos_intent.DSCP_COUNT)}
     pfc = set()
     pfc_groups = conf.get("pfc.port_group_list")
-    for group in _cumulus.parse_list(pfc_groups) if pfc_groups is not None else []:
+    for group in _cumulus_qos.parse_list(pfc_groups) if pfc_groups is not None else []:
         cos = conf.get(f"pfc.{group}.cos_list")
         if cos is not None and conf.get(f"pfc.{group}.tx_enable", "true") == "true":
-            pfc.update(int(item) for item in _cumulus.parse_list(cos))
+            pfc.update(int(item) for item in _cumulus_qos.parse_list(cos))
     ecn = set()
     thresholds = None
     ecn_groups = conf.get("ecn_red.port_group_list")
     list_key = "egress_queue_list" if flavor == "qos_features" else "cos_list"
-    for group in _cumulus.parse_list(ecn_groups) if ecn_groups is not None else []:
+    for group in _cumulus_qos.parse_list(ecn_groups) if ecn_groups is not None else []:
         values = conf.get(f"ecn_red.{group}.{list_key}")
         if values is None or conf.get(f"ecn_red.{group}.ecn_enable") != "true":
             continue
-        ecn.update(int(item) for item in _cumulus.parse_list(values))
+        ecn.update(int(item) for item in _cumulus_qos.parse_list(values))
         thresholds = {
             "min_threshold_bytes": _int_or_none(conf.get(f"ecn_red.{group}.min_threshold_bytes")),
             "max_threshold_bytes": _int_or_none(conf.get(f"ecn_red.{group}.max_threshold_bytes")),
@@ -171,7 +172,7 @@ def switch_view_from_conf(text: str, flavor: str = "traffic_conf") -> dict:
         pfc=sorted(pfc),
         ecn_priorities=sorted(ecn),
         ecn_thresholds=thresholds,
-        problems=_cumulus.conf_problems(conf),
+        problems=_cumulus_qos.conf_problems(conf),
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _fabric
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check
 
 PINGPONG_OUT = """  local address:  LID 0x0000, QPN 0x000011, PSN 0x1f2d4e, GID ::ffff:169.254.77.1
   remote address: LID 0x0000, QPN 0x000011, PSN 0x2a9b1c, GID ::ffff:169.254.77.2
@@ -35,7 +35,7 @@ RPING_OUT = "ping data: rdma-ping-0: ABC\nping data: rdma-ping-1: BCD\nclient DI
     ],
 )
 def test_pairs(hosts, topology, expected):
-    assert _fabric.pairs(hosts, topology) == expected
+    assert _fabric_check.pairs(hosts, topology) == expected
 
 
 @pytest.mark.parametrize("hosts, topology, message", [
@@ -44,19 +44,19 @@ def test_pairs(hosts, topology, expected):
 ])
 def test_pairs_rejects(hosts, topology, message):
     with pytest.raises(ValueError, match=message):
-        _fabric.pairs(hosts, topology)
+        _fabric_check.pairs(hosts, topology)
 
 
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=30, unique=True))
 def test_all_pairs_cover_every_host_pair_once(hosts):
-    got = _fabric.pairs(hosts, "all")
+    got = _fabric_check.pairs(hosts, "all")
     assert len(got) == len(hosts) * (len(hosts) - 1) // 2
     assert len({frozenset(p) for p in got}) == len(got)
 
 
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=3, max_size=30, unique=True))
 def test_ring_puts_every_host_once_on_each_side(hosts):
-    got = _fabric.pairs(hosts, "ring")
+    got = _fabric_check.pairs(hosts, "ring")
     assert sorted(p[0] for p in got) == sorted(hosts)
     assert sorted(p[1] for p in got) == sorted(hosts)
 
@@ -76,11 +76,11 @@ def test_ring_puts_every_host_once_on_each_side(hosts):
     ],
 )
 def test_result(test, rc, out, err, ok, latency, bandwidth, detail):
-    row = _fabric.result(test, ["vm1", "vm2"], rc, out, err)
+    row = _fabric_check.result(test, ["vm1", "vm2"], rc, out, err)
     assert (row["ok"], row["latency_us"], row["bandwidth_mb_s"], row["detail"]) == (ok, latency, bandwidth, detail)
     assert row["label"] == "vm1 -> vm2"
 
 
 def test_result_rejects_unknown_test():
     with pytest.raises(ValueError, match="test: 'ping' is not one of"):
-        _fabric.result("ping", ["a", "b"], 0, "", "")
+        _fabric_check.result("ping", ["a", "b"], 0, "", "")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _inventory
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fleet_tables
 
 RXE_PORT = {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet", "transport": "RoCE", "netdev": "eth1",
             "gid_types": ["RoCE v2"], "roce_mode": "v2", "roce_tos": 106, "rate": "2.5 Gb/sec (1X SDR)", "lid": 0}
@@ -45,14 +45,14 @@ VM1 = {
     (VM1["rdma_devices"], [("rxe0", 1, "ACTIVE", ["RoCE v2"]), ("siw0", 1, "ACTIVE", ["IB/RoCE v1"])]),
 ])
 def test_port_rows(devices, expected):
-    rows = _inventory.port_rows(devices)
+    rows = _fleet_tables.port_rows(devices)
     assert [(r["device"], r["port"], r["state"], r["gid_types"]) for r in rows] == expected
     for row in rows:
-        assert tuple(row) == _inventory.PORT_COLUMNS
+        assert tuple(row) == _fleet_tables.PORT_COLUMNS
 
 
 def test_port_row_carries_device_and_port_fields():
-    assert _inventory.port_rows(VM1["rdma_devices"])[0] == {
+    assert _fleet_tables.port_rows(VM1["rdma_devices"])[0] == {
         "device": "rxe0", "port": 1, "driver": "rxe", "node_type": "CA", "transport": "RoCE", "state": "ACTIVE",
         "phys_state": "LinkUp", "link_layer": "Ethernet", "netdev": "eth1", "gid_types": ["RoCE v2"],
         "roce_mode": "v2", "roce_tos": 106}
@@ -68,19 +68,19 @@ def test_port_row_carries_device_and_port_fields():
 ])
 def test_port_rows_bad_input(devices, message):
     if message is None:
-        assert _inventory.port_rows(devices)[0]["state"] is None
+        assert _fleet_tables.port_rows(devices)[0]["state"] is None
         return
     with pytest.raises(ValueError, match="^" + message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
-        _inventory.port_rows(devices)
+        _fleet_tables.port_rows(devices)
 
 
 # --- fleet tables -------------------------------------------------------------------------
 def test_gid_table_orders_by_host_device_port_index():
-    table = _inventory.gid_table({"vm2": {}, "vm1": VM1, "vm3": {"rdma_gids": None}})
+    table = _fleet_tables.gid_table({"vm2": {}, "vm1": VM1, "vm3": {"rdma_gids": None}})
     assert [(r["host"], r["device"], r["index"], r["ipv4"]) for r in table] == [
         ("vm1", "rxe0", 0, None), ("vm1", "rxe0", 1, "169.254.77.1"), ("vm1", "rxe0", 2, "10.0.0.1"),
         ("vm1", "siw0", 0, None)]
-    assert all(tuple(r) == _inventory.GID_COLUMNS for r in table)
+    assert all(tuple(r) == _fleet_tables.GID_COLUMNS for r in table)
 
 
 @pytest.mark.parametrize("value, message", [
@@ -90,25 +90,25 @@ def test_gid_table_orders_by_host_device_port_index():
 ])
 def test_gid_table_bad_input(value, message):
     with pytest.raises(ValueError, match="^" + message):
-        _inventory.gid_table(value)
+        _fleet_tables.gid_table(value)
 
 
 def test_host_summary():
-    rows = _inventory.host_summary({"vm1": VM1, "vm9": {"ansible_hostname": "vm9"}})
+    rows = _fleet_tables.host_summary({"vm1": VM1, "vm9": {"ansible_hostname": "vm9"}})
     assert [(r["host"], r["device"], r["ipv4"], r["roce_v2_gid_index"], r["roce_mode"], r["roce_tos"]) for r in rows] == [
         ("vm1", "rxe0", "169.254.77.1", 1, "v2", 106),
         ("vm1", "rxe0", "10.0.0.1", 2, "v2", 106),
         ("vm1", "siw0", None, None, "v1", 0),
         ("vm9", None, None, None, None, None),
     ]
-    assert all(tuple(r) == _inventory.SUMMARY_COLUMNS for r in rows)
+    assert all(tuple(r) == _fleet_tables.SUMMARY_COLUMNS for r in rows)
 
 
 def test_host_summary_ignores_v1_and_non_ipv4_gids():
     facts = {"rdma_devices": {"mlx5_0": {"driver": "mlx5_core", "node_type": "CA", "ports": {"1": RXE_PORT}}},
              "rdma_gids": [{"device": "mlx5_0", "port": 1, "index": 2, "type": "IB/RoCE v1", "ipv4": "10.0.0.1"},
                            {"device": "mlx5_0", "port": 1, "index": 0, "type": "RoCE v2"}]}
-    rows = _inventory.host_summary({"h": facts})
+    rows = _fleet_tables.host_summary({"h": facts})
     assert [(r["ipv4"], r["roce_v2_gid_index"]) for r in rows] == [(None, None)]
 
 
@@ -123,7 +123,7 @@ def test_host_summary_ignores_v1_and_non_ipv4_gids():
     ([{"a": 1, "b": 2}], ["b"], "b\n2\n"),
 ])
 def test_render_csv(rows, columns, expected):
-    assert _inventory.render_csv(rows, columns) == expected
+    assert _fleet_tables.render_csv(rows, columns) == expected
 
 
 @pytest.mark.parametrize("rows, columns, expected", [
@@ -135,7 +135,7 @@ def test_render_csv(rows, columns, expected):
     ([{"a": [1, 2]}], None, "| a |\n|---|\n| 1;2 |\n"),
 ])
 def test_render_markdown(rows, columns, expected):
-    assert _inventory.render_markdown(rows, columns) == expected
+    assert _fleet_tables.render_markdown(rows, columns) == expected
 
 
 @pytest.mark.parametrize("rows, columns, message", [
@@ -145,7 +145,7 @@ def test_render_markdown(rows, columns, expected):
     ([{}], ["a", ""], r"^columns: \['a', ''\] is not a list of column names$"),
 ])
 def test_renderers_bad_input(rows, columns, message):
-    for render in (_inventory.render_csv, _inventory.render_markdown):
+    for render in (_fleet_tables.render_csv, _fleet_tables.render_markdown):
         with pytest.raises(ValueError, match=message):
             render(rows, columns)
 
@@ -155,14 +155,14 @@ CELLS = st.one_of(st.none(), st.integers(), st.text(max_size=12), st.booleans())
 
 @given(st.lists(st.fixed_dictionaries({"host": st.text(min_size=1, max_size=8), "gid": CELLS, "n": CELLS}), max_size=6))
 def test_csv_round_trips_through_the_csv_reader(rows):
-    parsed = list(csv.reader(io.StringIO(_inventory.render_csv(rows, ["host", "gid", "n"]), newline="")))
+    parsed = list(csv.reader(io.StringIO(_fleet_tables.render_csv(rows, ["host", "gid", "n"]), newline="")))
     assert parsed[0] == ["host", "gid", "n"]
-    assert parsed[1:] == [[_inventory._cell(r[c]) for c in ("host", "gid", "n")] for r in rows]
+    assert parsed[1:] == [[_fleet_tables._cell(r[c]) for c in ("host", "gid", "n")] for r in rows]
 
 
 @given(st.lists(st.fixed_dictionaries({"a": CELLS, "b": CELLS}), min_size=1, max_size=6))
 def test_markdown_has_one_line_per_row_and_fixed_cell_count(rows):
-    lines = _inventory.render_markdown(rows).splitlines()
+    lines = _fleet_tables.render_markdown(rows).splitlines()
     assert len(lines) == len(rows) + 2
     for line in lines:
         unescaped_pipes = line.replace("\\\\", "").replace("\\|", "")
