@@ -28,11 +28,13 @@ TOPOLOGY = os.path.join(HERE, "net.fabric")
 PORT_GUIDS = {f"hca{n}": f"0x0002c9030000{n}001" for n in range(1, 6)}
 PROCESS_LIMIT = 150  # seconds any ibsim or OpenSM may live
 COMMAND_LIMIT = 10  # seconds any diagnostic command may take
+# opensm and the diagnostics are in /usr/sbin, which a non-root PATH may lack
+PATH = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/sbin", "/sbin"])
 
 
 def missing_tools() -> list:
     """What this machine lacks to run the fabric (the tests fail, never skip, when this is not empty)."""
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")]
+    missing = [tool for tool in TOOLS if shutil.which(tool, path=PATH) is None]
     if not os.path.exists(UMAD2SIM):
         missing.append(UMAD2SIM + " (libumad2sim0)")
     return missing
@@ -57,7 +59,7 @@ class Fabric:
         return path
 
     def env(self, host: str = "", **extra) -> dict:
-        env = dict(os.environ, IBSIM_SOCKNAME=self.sockname, LC_ALL="C")
+        env = dict(os.environ, IBSIM_SOCKNAME=self.sockname, LC_ALL="C", PATH=PATH)
         if host:
             env.update(SIM_HOST=host, LD_PRELOAD=UMAD2SIM)
         env.update(extra)

@@ -74,7 +74,7 @@ def run_roles(tmp_path, hosts: dict, tag: str) -> dict:
         paths[kind] = os.path.join(tmp_path, f"{kind}-{tag}.yml")
         with open(paths[kind], "w", encoding="utf-8") as handle:
             json.dump(content, handle)  # JSON is YAML
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+    env = dict(os.environ, PATH=ibsim_fabric.PATH, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_COLLECTIONS_PATH=os.environ.get("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections")))
     argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", paths["inventory"], paths["play"]]
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PLAYBOOK_LIMIT, check=False)
@@ -101,7 +101,8 @@ def run_role(tmp_path, config_dir, partitions, options=None, tag="run"):
 
 def conf_problems(conf: str) -> list:
     """What OpenSM itself says about an opensm.conf (it prints problems and exits 0)."""
-    proc = subprocess.run(["opensm", "-F", conf, "-c", os.devnull], capture_output=True, text=True, timeout=10, check=False)
+    proc = subprocess.run(["opensm", "-F", conf, "-c", os.devnull], capture_output=True, text=True, timeout=10, check=False,
+                          env=dict(os.environ, PATH=ibsim_fabric.PATH))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [line for line in (proc.stdout + proc.stderr).splitlines()
             if re.search(r"Unrecognized token|Parsing error|Invalid Cached Option|^-E-", line)]
