@@ -63,6 +63,38 @@ _GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _PORT_ITEM = re.compile(r"^swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?(?:-swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?)?$")
 PORT_SET_ALLOWED = "comma-separated swpN, swpNsM or ascending ranges like swp1-swp4 or swp6s0-swp6s3"
 
+# The argument-spec type of each key whose default is None (an unset key is derived in normalize()).
+UNSET_TYPES = {
+    ("roce", "traffic_class"): {"type": "int"},
+    ("cnp", "traffic_class"): {"type": "int"},
+    ("pfc", "priorities"): {"type": "list", "elements": "int"},
+    ("ecn", "priorities"): {"type": "list", "elements": "int"},
+    ("switch", "ports"): {"type": "str"},
+}
+
+
+def _option(value, path: tuple) -> dict:
+    if value is None:
+        return dict(UNSET_TYPES[path])
+    kind = {bool: "bool", int: "int", str: "str"}[type(value)]
+    return {"type": kind, "default": value}
+
+
+def role_option_spec() -> dict:
+    """The options of rdma_qos_intent as the roles' meta/argument_specs.yml declare them, without descriptions.
+
+    The one source of the intent's keys, types, defaults and choices; a unit test holds the
+    roce_qos and switch_qos argument specs to it.
+    """
+    options = {}
+    for key, value in DEFAULTS.items():
+        if isinstance(value, dict):
+            options[key] = {"type": "dict", "options": {sub: _option(item, (key, sub)) for sub, item in value.items()}}
+        else:
+            options[key] = _option(value, (key,))
+    options["mode"]["choices"] = list(MODES)
+    return {"type": "dict", "default": {}, "options": options}
+
 
 def _path(parent: str, key) -> str:
     if isinstance(key, int):
