@@ -9,7 +9,7 @@ built by _sysfs (so unit tests can point SYSFS_ROOT at a recorded tree) and
 never starts a process.
 
 Kernel formats (the kernel's drivers/infiniband/core/sysfs.c; recorded trees in
-tests/unit/plugins/module_utils/rdma_sysfs_trees.py):
+tests/unit/support/rdma_sysfs_trees.py):
 - ports/<p>/gids/<i>: eight groups of four lowercase hex digits; empty slots
   read as all zeros;
 - ports/<p>/gid_attrs/types/<i>: 'IB/RoCE v1' or 'RoCE v2';

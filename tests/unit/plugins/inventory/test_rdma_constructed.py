@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _roce, _sysfs
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 EXAMPLE = os.path.join(COLLECTION, "playbooks", "inventory", "rdma.constructed.yml")
@@ -38,10 +40,12 @@ for host, facts in json.load(sys.stdin).items():
 
 
 def facts_from(tmp_path, monkeypatch, name, build) -> dict:
-    root = tmp_path / name
-    root.mkdir()
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", os.devnull)
+    paths = reroot(monkeypatch, tmp_path / name)
+    root = pathlib.Path(paths["SYSFS_ROOT"])
+    root.mkdir(parents=True)
+    mounts = pathlib.Path(paths["PROC_MOUNTS"])
+    mounts.parent.mkdir()
+    mounts.write_text("")  # nothing mounted
     build(root)
     facts = _gid.collect()
     facts.pop("missing")

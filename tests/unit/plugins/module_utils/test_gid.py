@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import pathlib
 import shutil
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _roce, _sysfs
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _sysfs
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 
 ipv4s = st.integers(min_value=0, max_value=2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
 ipv6s = st.integers(min_value=0, max_value=2**128 - 1).map(ipaddress.IPv6Address)
@@ -280,12 +281,13 @@ def test_roce_v2_lookup_properties(specs):
 # --- the sysfs reader on recorded trees ---------------------------------------------------
 
 @pytest.fixture
-def sysroot(tmp_path, monkeypatch):
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
-    mounts = tmp_path / "mounts"
-    mounts.write_text("sysfs /sys sysfs rw 0 0\n")
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))  # no configfs: RDMA-CM defaults are null
-    return tmp_path
+def sysroot(host_paths):
+    mounts = pathlib.Path(host_paths["PROC_MOUNTS"])
+    mounts.parent.mkdir(parents=True)
+    mounts.write_text("sysfs /sys sysfs rw 0 0\n")  # no configfs: RDMA-CM defaults are null
+    root = pathlib.Path(host_paths["SYSFS_ROOT"])
+    root.mkdir()
+    return root
 
 
 NO_CM = {"roce_mode": None, "roce_tos": None}

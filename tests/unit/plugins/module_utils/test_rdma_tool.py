@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _sysfs
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 
 # Recorded on the lab VM (iproute2 6.1.0, kernel 6.1.0-56): rxe0 and siw0 on eth1, siw2 on lo, siw3 on a dummy.
 LAB_LINKS = (
@@ -256,9 +256,8 @@ def test_explain_error_is_one_line(action, rc, out, err):
 # --- readers on recorded trees ------------------------------------------------------
 
 @pytest.fixture
-def sysroot(tmp_path, monkeypatch):
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path / "sys"))
-    monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
+def sysroot(tmp_path, host_paths):
+    """tmp_path as the host's /: sysfs in tmp_path/sys, modules in tmp_path/lib/modules."""
     (tmp_path / "sys").mkdir()
     return tmp_path
 

@@ -94,12 +94,12 @@ def test_public_state():
     assert _roce.public_state({"mode": None, "tos": None}) == {"mode": None, "tos": None, "dscp": None, "ecn": None}
 
 
-def test_paths_follow_sysfs_root(monkeypatch, tmp_path):
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
-    assert _roce.rdma_cm_root() == f"{tmp_path}/kernel/config/rdma_cm"
-    assert _roce.group_path("rxe0") == f"{tmp_path}/kernel/config/rdma_cm/rxe0"
-    assert _roce.attr_path("rxe0", 1, "mode") == f"{tmp_path}/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode"
-    assert _roce.attr_path("rxe0", 2, "tos") == f"{tmp_path}/kernel/config/rdma_cm/rxe0/ports/2/default_roce_tos"
+def test_paths_follow_sysfs_root(host_paths):
+    root = host_paths["SYSFS_ROOT"]
+    assert _roce.rdma_cm_root() == f"{root}/kernel/config/rdma_cm"
+    assert _roce.group_path("rxe0") == f"{root}/kernel/config/rdma_cm/rxe0"
+    assert _roce.attr_path("rxe0", 1, "mode") == f"{root}/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode"
+    assert _roce.attr_path("rxe0", 2, "tos") == f"{root}/kernel/config/rdma_cm/rxe0/ports/2/default_roce_tos"
 
 
 # --- validation ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs, _tclass
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.mlx5_tc_emulator import Mlx5Tc
+from ansible_collections.rdma.fabric.tests.unit.support.mlx5_tc_emulator import Mlx5Tc
 
 R = _tclass.Rule
 V4, V6 = _tclass.V4, _tclass.V6

@@ -14,27 +14,20 @@ shows that the base arguments alone get past validation to the guards.
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import stat
 import subprocess
 
-from unittest import mock
-
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _persist, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import dcb_qos, gid_facts, ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
+from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
     BAD_MEMLOCK_VALUES, BASE, HOST_DIR_MARK, LIMITS_D, NULL, corpus, round_two_cases, unit_only_cases)
-
-# patch_module_args imports ansible's controller-side JSON profiles on first use;
-# warm them up so that the process guard below only sees what the modules do.
-with patch_module_args({}):
-    pass
 
 MODULES = {
     "rdma_link": rdma_link,
@@ -59,14 +52,6 @@ HOST_DIRS = (
 )
 
 
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
 class HostTouched(AssertionError):
     """The module went past validation and reached a command, sysfs or a file."""
 
@@ -83,25 +68,12 @@ def _snapshot(root):
 
 
 @pytest.fixture
-def host(tmp_path, monkeypatch):
+def host(tmp_path, harness, monkeypatch):
     """An empty fake host; any command, sysfs access or file write raises HostTouched and is recorded."""
     root = tmp_path / "host"
     for rel in HOST_DIRS:
         (root / rel).mkdir(parents=True)
-    etc = root / "etc"
-
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root / "sys"))
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(root / "proc" / "mounts"))
-    monkeypatch.setattr(_roce, "PERSIST_DIR", str(etc / "rdma-fabric" / "roce"))
-    monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "91-rdma-fabric-roce-mode.rules"))
-    monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
-    monkeypatch.setattr(_persist, "UDEV_RULES_DIR", str(etc / "udev" / "rules.d"))
-    monkeypatch.setattr(_persist, "LINKS_DIR", str(etc / "rdma-fabric" / "links"))
-    monkeypatch.setattr(_persist, "SYSTEMD_DIR", str(etc / "systemd" / "system"))
-    monkeypatch.setattr(_limits, "LIMITS_CONF", str(etc / "security" / "limits.conf"))
-    monkeypatch.setattr(_limits, "LIMITS_DIR", str(root / LIMITS_D))
-    monkeypatch.setattr(_limits, "DEFAULT_DEST", str(root / LIMITS_D / "90-rdma-fabric-memlock.conf"))
-    monkeypatch.setattr(_limits, "SYSTEMD_DROPIN", str(etc / "systemd" / "system.conf.d" / "90-rdma-fabric-memlock.conf"))
+    reroot(monkeypatch, root)
 
     touched = []
 
@@ -125,23 +97,10 @@ def host(tmp_path, monkeypatch):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, guard(f"os.{name}"))
 
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return f"/usr/bin/{name}"
-
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
     # ansible-core logs each invocation to syslog/journald from AnsibleModule(), before the module's own
     # code runs, and refuses arguments with a NUL there ("Failed to log to syslog"): keep that (a host
     # side effect of its own) out, so that the modules' validation is what meets those values.
     monkeypatch.setattr(basic.AnsibleModule, "_log_invocation", lambda self: None)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, warning: None)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     return {"root": root, "touched": touched}
 
 
@@ -160,20 +119,11 @@ def run_main(module_name, args, root, direct=False):
     merged = dict(BASE[module_name])
     merged.update({key: _resolve(value, root) for key, value in args.items()})
     merged = {key: None if value == NULL else value for key, value in merged.items() if value is not None}
-    if direct:
-        loader = mock.patch.object(basic, "_load_params", lambda: copy.deepcopy(merged))
-    else:
-        loader = patch_module_args(merged)
-    with loader:
-        try:
-            MODULES[module_name].main()
-        except FailJson as exc:
-            return "fail", exc.args[0]
-        except ExitJson as exc:
-            return "exit", exc.args[0]
-        except HostTouched as exc:
-            return "host", str(exc)
-    raise AssertionError(f"{module_name}.main() returned without exit_json or fail_json")
+    try:
+        exited, result = ModuleHarness.run(MODULES[module_name], merged, direct=direct)
+    except HostTouched as exc:
+        return "host", str(exc)
+    return ("exit" if exited else "fail"), result
 
 
 CASES = [pytest.param(module_name, args, option, id=case_id) for module_name, args, option, case_id in corpus()]

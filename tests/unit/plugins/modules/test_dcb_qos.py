@@ -8,23 +8,14 @@ import json
 import os
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _runner, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import dcb_qos
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 DCB = "/usr/sbin/dcb"
 MLX = "enp3s0f0np0"
 UNSUPPORTED = (1, "", "Attribute read: Operation not supported\n")
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
 
 
 def _write(root, rel, text):
@@ -59,7 +50,7 @@ class FakeDcb:
         # None: iproute2 5.11-6.4 ([dscp, prio]); " ": 6.5 and later ([dscp, prio, " "])
         self.app_third = None
 
-    def run_command(self, module, args, **kwargs):
+    def run_command(self, args, **kwargs):
         assert isinstance(args, list), "argv lists only"
         assert kwargs.get("environ_update") == _runner.C_LOCALE
         assert kwargs.get("check_rc") is False
@@ -111,8 +102,8 @@ class FakeDcb:
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    root = str(tmp_path / "sys")
+def env(host_paths, harness):
+    root = host_paths["SYSFS_ROOT"]
     _netdev(root, "eth1", "0000:00:04.0", "virtio_net", bus="virtio")
     mlx = _netdev(root, MLX, "0000:03:00.0", "mlx5_core")
     for point in ("roce_np", "roce_rp"):
@@ -125,33 +116,13 @@ def env(tmp_path, monkeypatch):
     fake = FakeDcb()
     fake.root = root
     fake.mlx = os.path.join(root, mlx)
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", root)
-
-    def run_command(self, args, **kwargs):
-        return fake.run_command(self, args, **kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: DCB if name == "dcb" else None)
-
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    harness.run_command = fake.run_command
+    harness.bin_path = lambda name: DCB if name == "dcb" else None
     return fake
 
 
 def run(args, check_mode=False):
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as caught:
-            dcb_qos.main()
-    return caught.type is ExitJson, caught.value.args[0]
+    return ModuleHarness.run(dcb_qos, args, check_mode=check_mode)
 
 
 ETS = {"prio_tc": [0, 0, 0, 3, 0, 0, 6, 0], "tc_tsa": ["ets", "ets", "ets", "ets", "ets", "ets", "strict", "ets"], "tc_bw": [50, 0, 0, 50, 0, 0, 0, 0]}
@@ -335,8 +306,8 @@ def test_bad_tsa_is_refused_by_the_argspec(env):
     assert not ok and "tc_tsa" in result["msg"] and env.calls == []
 
 
-def test_missing_dcb_binary(env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
+def test_missing_dcb_binary(env, harness):
+    harness.bin_path = lambda name: None
     ok, result = run({"netdev": MLX, "pfc": [3]})
     assert not ok and result["msg"] == "dcb: command not found; install iproute2 5.11 or later, which provides dcb(8)"
 

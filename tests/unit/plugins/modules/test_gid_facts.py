@@ -7,32 +7,17 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pathlib
 import re
 import subprocess
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _roce
 from ansible_collections.rdma.fabric.plugins.modules import gid_facts
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.rdma_cm_emulator import install_rdma_cm
-
-
-# patch_module_args imports ansible's controller-side JSON profiles on first use, and
-# those may run ldconfig (ctypes); warm them up here so that the guard below only
-# ever sees what the module itself does.
-with patch_module_args({}):
-    pass
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
+from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
 
 
 class ProcessStarted(AssertionError):
@@ -40,49 +25,33 @@ class ProcessStarted(AssertionError):
 
 
 @pytest.fixture
-def sysroot(tmp_path, monkeypatch):
-    """A recorded sysfs tree, and a world where starting any process is a test failure."""
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(tmp_path))
-    mounts = tmp_path / "no-mounts"
+def sysroot(host_paths, harness, monkeypatch):
+    """A recorded sysfs tree (its root returned), and a world where starting any process is a test failure."""
+    mounts = pathlib.Path(host_paths["PROC_MOUNTS"])
+    mounts.parent.mkdir(parents=True)
     mounts.write_text("sysfs /sys sysfs rw 0 0\n")
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
 
     def forbidden(*args, **kwargs):
         raise ProcessStarted(f"gid_facts started a process: {args!r}")
 
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", forbidden)
+    harness.run_command = forbidden
     monkeypatch.setattr(subprocess, "Popen", forbidden)
     for name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "posix_spawn",
                  "posix_spawnp", "spawnv", "spawnve"):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, forbidden)
-
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    return tmp_path
+    root = pathlib.Path(host_paths["SYSFS_ROOT"])
+    root.mkdir()
+    return root
 
 
 @pytest.fixture
-def warned(monkeypatch):
-    warnings = []
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
-    return warnings
+def warned(harness):
+    return harness.warnings
 
 
 def run(args, check_mode=False):
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as caught:
-            gid_facts.main()
-    return caught.type is ExitJson, caught.value.args[0]
+    return ModuleHarness.run(gid_facts, args, check_mode=check_mode)
 
 
 def test_the_process_guard_works(sysroot):
@@ -99,7 +68,7 @@ LAB_CM = {"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}}}
 def rdma_cm(sysroot, monkeypatch):
     """The lab tree with configfs mounted and rdma_cm loaded, no group yet, rxe0 at v2/ToS 106."""
     trees.lab_tree(sysroot)
-    cm = install_rdma_cm(monkeypatch, sysroot, LAB_CM)
+    cm = install_rdma_cm(monkeypatch, LAB_CM)
     cm.values[("rxe0", 1)]["tos"] = 106
     return cm
 
@@ -219,7 +188,7 @@ def test_values_survive_the_groups_removal(rdma_cm, sysroot):
 ])
 def test_without_configfs_or_rdma_cm_the_values_are_null(sysroot, monkeypatch, mounted, loaded, reason):
     trees.lab_tree(sysroot)
-    cm = install_rdma_cm(monkeypatch, sysroot, LAB_CM, mounted=mounted, loaded=loaded)
+    cm = install_rdma_cm(monkeypatch, LAB_CM, mounted=mounted, loaded=loaded)
     ok, result = run({})
     assert ok and result["changed"] is False
     assert result["ansible_facts"]["rdma_cm_status"] == {"readable": False, "reason": reason.format(root=sysroot)}

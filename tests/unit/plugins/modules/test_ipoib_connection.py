@@ -5,21 +5,12 @@
 from __future__ import annotations
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _nmcli
 from ansible_collections.rdma.fabric.plugins.modules import ipoib_connection
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 NMCLI = "/usr/bin/nmcli"
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
 
 
 class FakeNM:
@@ -114,42 +105,26 @@ class FakeNM:
 
 
 @pytest.fixture
-def nm(monkeypatch):
+def nm(harness):
     fake = FakeNM()
 
-    def exit_json(self, **kwargs):
-        kwargs.setdefault("changed", False)
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    def run_command(self, argv, **kwargs):
+    def run_command(argv, **kwargs):
         assert isinstance(argv, list)
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         return fake(argv)
 
-    def get_bin_path(self, name, required=False, opt_dirs=None):
+    def bin_path(name):
         assert name == "nmcli"
         return fake.binary
 
     fake.binary = NMCLI
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    harness.run_command = run_command
+    harness.bin_path = bin_path
     return fake
 
 
 def run(args, check_mode=False):
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as caught:
-            ipoib_connection.main()
-    return caught.value.args[0]
+    return ModuleHarness.run(ipoib_connection, args, check_mode=check_mode)[1]
 
 
 def writes(nm):

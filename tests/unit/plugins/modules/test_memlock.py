@@ -6,78 +6,42 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _limits
 from ansible_collections.rdma.fabric.plugins.modules import memlock
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(host_paths, harness, monkeypatch):
     """A fake /etc: limits.conf, limits.d/, system.conf.d/; exit/fail captured; run_command recorded."""
-    etc = tmp_path / "etc"
-    limits_d = etc / "security" / "limits.d"
+    conf = pathlib.Path(host_paths["LIMITS_CONF"])
+    limits_d = pathlib.Path(host_paths["LIMITS_DIR"])
     limits_d.mkdir(parents=True)
-    conf = etc / "security" / "limits.conf"
     conf.write_text("# /etc/security/limits.conf\n*\tsoft\tmemlock\t64\n*\thard\tmemlock\t64\n")
-    monkeypatch.setattr(_limits, "LIMITS_CONF", str(conf))
-    monkeypatch.setattr(_limits, "LIMITS_DIR", str(limits_d))
-    monkeypatch.setattr(_limits, "DEFAULT_DEST", str(limits_d / "90-rdma-fabric-memlock.conf"))
-    dropin = etc / "systemd" / "system.conf.d" / "90-rdma-fabric-memlock.conf"
-    monkeypatch.setattr(_limits, "SYSTEMD_DROPIN", str(dropin))
+    dropin = pathlib.Path(host_paths["SYSTEMD_DROPIN"])
     monkeypatch.setattr(memlock, "_resolve_group", lambda name: 107 if name == "rdma" else None)
     monkeypatch.setattr(memlock, "_resolve_user", lambda name: (1000, 1000, ["alice", "rdma"], [1000, 107]) if name == "alice" else None)
 
     calls = []
-    # Record warnings where the module emits them: once the controller side of
-    # ansible-core is imported (any filter test does), warn() reports to the
-    # display instead of the module-side list, so that list cannot be relied on.
-    emitted = []
 
-    def warn(self, warning):
-        emitted.append(warning)
-
-    def exit_json(self, **kwargs):
-        kwargs.setdefault("changed", False)
-        kwargs["warnings"] = list(emitted)
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        kwargs["warnings"] = list(emitted)
-        raise FailJson(kwargs)
-
-    def run_command(self, argv, **kwargs):
+    def run_command(argv, **kwargs):
         calls.append(argv)
         return env.rc, env.out, env.err
 
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return f"/usr/bin/{name}"
-
-    monkeypatch.setattr(basic.AnsibleModule, "warn", warn)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    harness.run_command = run_command
 
     class Env:
         pass
 
     env = Env()
-    env.dest = limits_d / "90-rdma-fabric-memlock.conf"
+    env.dest = pathlib.Path(host_paths["DEFAULT_DEST"])
     env.conf = conf
     env.dropin = dropin
     env.calls = calls
@@ -86,15 +50,7 @@ def env(tmp_path, monkeypatch):
 
 
 def run(args, check_mode=False, diff=False):
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    if diff:
-        args["_ansible_diff"] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as caught:
-            memlock.main()
-    return caught.value.args[0]
+    return ModuleHarness.run(memlock, args, check_mode=check_mode, diff=diff)[1]
 
 
 def test_present_creates_dropin_and_reports_effective(env):

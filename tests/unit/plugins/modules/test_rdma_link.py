@@ -6,31 +6,23 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 import shutil
 import stat
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _rdma_tool, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _runner
 from ansible_collections.rdma.fabric.plugins.modules import rdma_link
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 RDMA = "/usr/bin/rdma"
 UDEVADM = "/usr/bin/udevadm"
 SYSTEMCTL = "/usr/bin/systemctl"
 BINARIES = {"rdma": RDMA, "udevadm": UDEVADM, "systemctl": SYSTEMCTL}
 RELEASE = "6.1.0-56-amd64"
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
 
 
 class FakeKernel:
@@ -113,40 +105,25 @@ class FakeKernel:
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    root = tmp_path / "sys"
+def env(host_paths, harness, monkeypatch):
+    root = pathlib.Path(host_paths["SYSFS_ROOT"])
     root.mkdir()
     for name, mac, index in (("lo", "00:00:00:00:00:00", 1), ("eth0", "52:54:00:00:00:01", 2),
                              ("eth1", trees.ETH1_MAC, 3), ("dummy0", "f6:0a:65:dc:65:bb", 4)):
         trees.add_netdev(root, name, mac, index)
-    rules = tmp_path / "rules.d"
-    rules.mkdir()
-    systemd = tmp_path / "systemd" / "system"
+    rules = pathlib.Path(host_paths["UDEV_RULES_DIR"])
+    rules.mkdir(parents=True)
+    systemd = pathlib.Path(host_paths["SYSTEMD_DIR"])
     systemd.mkdir(parents=True)
-    links = tmp_path / "rdma-fabric" / "links"  # created by the module
-    modules = tmp_path / "lib" / "modules" / RELEASE
+    links = pathlib.Path(host_paths["LINKS_DIR"])  # created by the module
+    modules = pathlib.Path(host_paths["MODULES_ROOT"]) / RELEASE
     modules.mkdir(parents=True)
     (modules / "modules.alias").write_text("alias rdma-link-rxe rdma_rxe\nalias rdma-link-siw siw\n")
     kernel = FakeKernel(str(root))
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
-    monkeypatch.setattr(_persist, "UDEV_RULES_DIR", str(rules))
-    monkeypatch.setattr(_persist, "SYSTEMD_DIR", str(systemd))
-    monkeypatch.setattr(_persist, "LINKS_DIR", str(links))
-    monkeypatch.setattr(_rdma_tool, "MODULES_ROOT", str(tmp_path / "lib" / "modules"))
     monkeypatch.setattr(rdma_link.platform, "release", lambda: RELEASE)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", kernel.run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: BINARIES.get(name))
-    kernel.warnings = []
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: kernel.warnings.append(msg))
-
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    harness.run_command = kernel.run_command
+    harness.bin_path = BINARIES.get
+    kernel.warnings = harness.warnings
     kernel.modules_dir = modules
     kernel.rules = rules
     kernel.systemd = systemd
@@ -159,13 +136,7 @@ def env(tmp_path, monkeypatch):
 
 
 def run(args, check_mode=False):
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as caught:
-            rdma_link.main()
-    return caught.type is ExitJson, caught.value.args[0]
+    return ModuleHarness.run(rdma_link, args, check_mode=check_mode)
 
 
 def rule_file(env, name="rxe0"):
@@ -432,8 +403,8 @@ def test_unsafe_netdev_is_fine_without_persistence(env):
      "persistent: 'udevadm control --reload' failed (Failed to send reload request: No such file or directory); "
      "udevd reads {rule}"),
 ])
-def test_udev_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, warning):
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: binaries.get(name))
+def test_udev_reload_trouble_is_a_warning(env, harness, binaries, reply, warning):
+    harness.bin_path = binaries.get
     env.udevadm_reply = reply
     ok, result = run(RXE0)
     assert ok and result["changed"] is True
@@ -448,8 +419,8 @@ def test_udev_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, war
      "persistent: 'systemctl daemon-reload' failed (System has not been booted with systemd as init system (PID 1). "
      "Can't operate.); systemd loads the unit at its next daemon-reload or boot: {unit}"),
 ])
-def test_daemon_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, warning):
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: binaries.get(name))
+def test_daemon_reload_trouble_is_a_warning(env, harness, binaries, reply, warning):
+    harness.bin_path = binaries.get
     env.systemctl_reply = reply
     ok, result = run(RXE0)
     assert ok and result["changed"] is True
@@ -457,8 +428,8 @@ def test_daemon_reload_trouble_is_a_warning(env, monkeypatch, binaries, reply, w
     assert env.warnings == [warning.format(unit=unit_file(env))]
 
 
-def test_rdma_missing(env, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
+def test_rdma_missing(env, harness):
+    harness.bin_path = lambda name: None
     ok, result = run(RXE0)
     assert not ok and result["changed"] is False
     assert result["msg"] == "rdma: command not found; install iproute2 with 'rdma link' support (5.x or later)"
@@ -503,7 +474,7 @@ def test_conflicting_link_on_netdev_is_named(env):
     assert env.writes() == []
 
 
-def test_eexist_from_the_kernel_names_the_owner(env, monkeypatch):
+def test_eexist_from_the_kernel_names_the_owner(env, harness):
     # a link that appears between our read and our add (another run, udev): the kernel answers EEXIST
     original = env.run_command
 
@@ -512,7 +483,7 @@ def test_eexist_from_the_kernel_names_the_owner(env, monkeypatch):
             env.add("rxe9", "rxe", "eth1")
         return original(args, **kwargs)
 
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", staticmethod(racing))
+    harness.run_command = racing
     ok, result = run(RXE0)
     assert not ok and result["changed"] is False
     assert result["msg"] == "netdev: eth1 already carries rxe device rxe9; delete it or use name=rxe9"

@@ -6,28 +6,20 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import roce_mode
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.rdma_cm_emulator import install_rdma_cm
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
+from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
 
 
 @pytest.fixture
-def lab(tmp_path, monkeypatch):
+def lab(tmp_path, host_paths, harness, monkeypatch):
     """A recorded rxe0 (RoCE v2 only) and siw0 (IB/RoCE v1 only) with configfs mounted and rdma_cm loaded."""
-    root = tmp_path / "sys"
+    root = pathlib.Path(host_paths["SYSFS_ROOT"])
     for dev, types in (("rxe0", ["RoCE v2", "RoCE v2", None]), ("siw0", ["IB/RoCE v1"]), ("mlx5_0", ["IB/RoCE v1", "RoCE v2"])):
         for index, gid_type in enumerate(types):
             target = root / "class" / "infiniband" / dev / "ports" / "1" / "gid_attrs" / "types" / str(index)
@@ -37,18 +29,14 @@ def lab(tmp_path, monkeypatch):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(gid_type + "\n")
     etc = tmp_path / "etc"
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
-    monkeypatch.setattr(_roce, "PERSIST_DIR", str(etc / "rdma-fabric" / "roce"))
-    monkeypatch.setattr(_roce, "UDEV_RULE", str(etc / "udev" / "rules.d" / "91-rdma-fabric-roce-mode.rules"))
-    monkeypatch.setattr(_roce, "UNIT_FILE", str(etc / "systemd" / "system" / "rdma-fabric-roce@.service"))
-    cm = install_rdma_cm(monkeypatch, tmp_path, {"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}},
-                                                 "mlx5_0": {1: {"IB/RoCE v1", "RoCE v2"}}})
-    mounts = tmp_path / "mounts"
+    cm = install_rdma_cm(monkeypatch, {"rxe0": {1: {"RoCE v2"}}, "siw0": {1: {"IB/RoCE v1"}},
+                                       "mlx5_0": {1: {"IB/RoCE v1", "RoCE v2"}}})
+    mounts = pathlib.Path(_roce.PROC_MOUNTS)
 
     cm.commands = []
     cm.rc = {}
 
-    def run_command(self, args, **kwargs):
+    def run_command(args, **kwargs):
         cm.commands.append(args)
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         name = os.path.basename(args[0])
@@ -59,29 +47,15 @@ def lab(tmp_path, monkeypatch):
             (root / "kernel" / "config" / "rdma_cm").mkdir(exist_ok=True)
         return rc, "", err
 
-    def exit_json(self, **kwargs):
-        kwargs.setdefault("changed", False)
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: f"/usr/sbin/{name}")
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    harness.run_command = run_command
+    harness.bin_path = lambda name: f"/usr/sbin/{name}"
     cm.root = root
     cm.etc = etc
     return cm
 
 
 def run(args, check=False):
-    args = dict(args, _ansible_check_mode=check, _ansible_diff=True)
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as exc:
-            roce_mode.main()
-    return exc.value.args[0]
+    return ModuleHarness.run(roce_mode, args, check_mode=check, diff=True)[1]
 
 
 def groups(lab):
@@ -407,9 +381,8 @@ def test_static_files_repaired(lab):
     ("udevadm", ["udevadm", "control", "--reload"], "Failed to send reload request: No such file or directory",
      "udevd reads", "UDEV_RULE"),
 ])
-def test_manager_reload_failure_is_a_warning(lab, monkeypatch, tool, argv, message, later, filename):
-    warnings = []
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+def test_manager_reload_failure_is_a_warning(lab, harness, tool, argv, message, later, filename):
+    warnings = harness.warnings
     lab.rc[tool] = (1, message + "\n")
     result = run({"device": "rxe0", "tos": 106})
     assert result.get("failed") is not True, result
@@ -446,14 +419,13 @@ def test_mkdir_refused(lab, monkeypatch):
     assert result["msg"] == f"device: cannot create {lab.root}/kernel/config/rdma_cm/rxe0: Permission denied"
 
 
-def test_rmdir_refused_is_a_warning(lab, monkeypatch):
-    warnings = []
+def test_rmdir_refused_is_a_warning(lab, harness, monkeypatch):
+    warnings = harness.warnings
 
     def busy(group):
         raise OSError(errno.EBUSY, "Device or resource busy")
 
     monkeypatch.setattr(_roce, "remove_group", busy)
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warnings.append(text))
     result = run({"device": "rxe0", "tos": 9, "persistent": False})
     assert result["changed"] is True and result["tos"] == 9
     assert warnings == [

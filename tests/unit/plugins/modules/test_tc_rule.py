@@ -6,62 +6,33 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import tc_rule
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.mlx5_tc_emulator import Mlx5Tc, add_mlx5
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
+from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
+from ansible_collections.rdma.fabric.tests.unit.support.mlx5_tc_emulator import Mlx5Tc, add_mlx5
 
 
 @pytest.fixture
-def mlx5(tmp_path, monkeypatch):
-    """mlx5_0 (2 ports) with the vendor driver's tc/ and ttl/, and rxe0 without them."""
-    root = tmp_path / "sys"
+def mlx5(host_paths, harness, monkeypatch):
+    """mlx5_0 (2 ports) with the vendor driver's tc/ and ttl/, and rxe0 without them; no command may run (the harness)."""
+    root = pathlib.Path(host_paths["SYSFS_ROOT"])
     base = add_mlx5(root, "mlx5_0", ports=2)
     rxe = root / "devices" / "virtual" / "infiniband" / "rxe0"
     (rxe / "ports" / "1").mkdir(parents=True)
     (rxe / "node_type").write_text("1: CA\n")
     os.symlink(str(rxe), str(root / "class" / "infiniband" / "rxe0"))
-    monkeypatch.setattr(_sysfs, "SYSFS_ROOT", str(root))
     driver = Mlx5Tc(os.path.join(base, "tc", "1", "traffic_class"), os.path.join(base, "ttl", "1", "ttl"), seed=7)
     monkeypatch.setattr(_sysfs, "write_attr", driver.write_attr)
-
-    def exit_json(self, **kwargs):
-        kwargs.setdefault("changed", False)
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    def no_commands(self, *args, **kwargs):
-        raise AssertionError("tc_rule runs no commands")
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", no_commands)
     driver.root = root
     return driver
 
 
 def run(args, check=False):
-    args = dict({"device": "mlx5_0"}, **args)
-    args.update(_ansible_check_mode=check, _ansible_diff=True)
-    with patch_module_args(args):
-        with pytest.raises((ExitJson, FailJson)) as exc:
-            tc_rule.main()
-    return exc.value.args[0]
+    return ModuleHarness.run(tc_rule, dict({"device": "mlx5_0"}, **args), check_mode=check, diff=True)[1]
 
 
 def preset(driver, *writes):

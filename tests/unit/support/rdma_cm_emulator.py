@@ -74,24 +74,24 @@ class RdmaCm:
         return _sysfs.read_attr(filename)
 
 
-def install_rdma_cm(monkeypatch, tmp_path, devices, mounted=True, loaded=True) -> RdmaCm:
-    """Mount the emulation under _sysfs.SYSFS_ROOT (already pointed at tmp_path / 'sys' or elsewhere).
+def install_rdma_cm(monkeypatch, devices, mounted=True, loaded=True) -> RdmaCm:
+    """Mount the emulation under _sysfs.SYSFS_ROOT, with host paths already re-rooted (support/host_paths.py).
 
-    mounted: /proc/mounts (tmp_path / 'mounts') shows configfs; loaded: the
-    rdma_cm directory exists. Group creation, removal and attribute writes go
-    through the returned RdmaCm.
+    mounted: _roce.PROC_MOUNTS shows configfs; loaded: the rdma_cm directory
+    exists. Group creation, removal and attribute writes go through the
+    returned RdmaCm.
     """
     root = _sysfs.SYSFS_ROOT
     configfs = os.path.join(root, "kernel", "config")
     os.makedirs(configfs, exist_ok=True)
     if loaded:
         os.makedirs(os.path.join(configfs, "rdma_cm"), exist_ok=True)
-    mounts = tmp_path / "mounts"
     lines = "sysfs /sys sysfs rw 0 0\n"
     if mounted:
         lines += f"configfs {configfs} configfs rw,nosuid,nodev,noexec,relatime 0 0\n"
-    mounts.write_text(lines)
-    monkeypatch.setattr(_roce, "PROC_MOUNTS", str(mounts))
+    os.makedirs(os.path.dirname(_roce.PROC_MOUNTS), exist_ok=True)
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write(lines)
     cm = RdmaCm(devices)
     monkeypatch.setattr(_roce, "create_group", cm.create_group)
     monkeypatch.setattr(_roce, "remove_group", cm.remove_group)
