@@ -93,7 +93,10 @@ def run(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None
     out = os.path.join(str(tmp_path), f"results-{host}.json")
     path = os.path.join(str(tmp_path), f"play-{host}.yml")
     with open(path, "w", encoding="utf-8") as handle:
-        yaml.dump(playbook(host, steps, cleanup, out), handle, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+        # allow_unicode=False: every non-ASCII character is written as an escape in a double-quoted scalar.
+        # Written as it is, U+0085 (NEL), U+2028 and U+2029 are line breaks to a YAML reader, which folds them
+        # into a space: the C1 case 'ib\x850' reached the module as 'ib 0'.
+        yaml.dump(playbook(host, steps, cleanup, out), handle, Dumper=_Dumper, sort_keys=False, allow_unicode=False)
     tool = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     environment = dict(os.environ, **(env or {}))
     environment.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
