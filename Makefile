@@ -31,7 +31,7 @@ $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make test    sanity + lint + unit tests + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "more: lab-up lab-down lab-status lab-image sanity lint units first-run molecule molecule-containers build bench"
 
 bootstrap:
@@ -46,6 +46,7 @@ test: bootstrap
 	@tools/timed "sanity" $(MAKE) --no-print-directory sanity
 	@tools/timed "lint" $(MAKE) --no-print-directory lint
 	@tools/timed "units" $(MAKE) --no-print-directory units
+	@tools/timed "ib" $(MAKE) --no-print-directory ib
 	@tools/timed "first-run" $(MAKE) --no-print-directory first-run
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
 	@tools/timed "molecule-containers" $(MAKE) --no-print-directory molecule-containers
@@ -68,7 +69,7 @@ lint: bootstrap-nolab
 
 # the subnet_manager role's files under real OpenSM on ibsim's simulated fabric (tests/ib; about a minute, no root, no VM)
 ib: bootstrap-nolab
-	$(VENV)/bin/python -m pytest -p no:cacheprovider -q tests/ib
+	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-ib.xml tests/ib
 
 molecule: bootstrap
 	mkdir -p $(LOGS) && cd $(TOP) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-default.xml" molecule test
