@@ -27,11 +27,12 @@ $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help demo test bootstrap bootstrap-nolab sanity lint units ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
 	@echo "make test    sanity + lint + unit tests + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
 	@echo "more: lab-up lab-down lab-status lab-image sanity lint units first-run molecule molecule-containers build bench"
 
 bootstrap:
@@ -56,6 +57,12 @@ test: bootstrap
 # through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.
 PYTHONS   := $(TOP)/.build/pythons
 NO_SHIMS  := $(shell printf '%s' "$(PATH)" | tr ':' '\n' | grep -v '/shims$$' | paste -sd: -)
+
+# the fast loop for developers: sanity, lint and the unit tests, no lab
+check: bootstrap-nolab
+	@tools/timed "check-sanity" $(MAKE) --no-print-directory sanity
+	@tools/timed "check-lint" $(MAKE) --no-print-directory lint
+	@tools/timed "check-units" $(MAKE) --no-print-directory units
 
 sanity: bootstrap-nolab
 	@tools/target-pythons $(PYTHONS) | tr '\n' ' ' | sed 's/^/target pythons: /'; echo
