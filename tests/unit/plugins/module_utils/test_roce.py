@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _roce
 
 CONFIGFS = "/sys/kernel/config"
 
