@@ -248,7 +248,7 @@ def results(tmp_path_factory):
         ["mv", "/usr/sbin/dcb" + ASIDE, "/usr/sbin/dcb"], ["systemctl", "start", "NetworkManager"],
         CONFIGFS_MOUNT, ["rm", "-f", CM_BLOCK, OLD_RDMA, TEXT_RDMA],
         ["modprobe", "-a", "rdma_cm", "rdma_ucm", "ib_iser", "rpcrdma"], ["rdma", "link", "delete", "ftrxe"], ["ip", "link", "delete", DUMMY],
-        ["nmcli", "connection", "delete", "ft-ib"], ["pkill", "-u", USER], ["sleep", "1"],
+        ["nmcli", "connection", "delete", "ft-ib"], ["pkill", "-u", USER], ["timeout", "10", "pidwait", "-u", USER],
         ["userdel", "--remove", USER]])] + [manifest("m_end")]
     found = run(HOST, steps, cleanup, tmp_path_factory.mktemp("faults"))
     assert found["user"]["rc"] == 0 and found["dummy"]["rc"] == 0, (found["user"], found["dummy"])
