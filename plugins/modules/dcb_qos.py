@@ -242,7 +242,7 @@ commands:
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _dcb, _runner, _sysfs, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _dcb, _kit, _sysfs, _validate
 
 OBJECTS = ("pfc", "ets", "app")
 PARSERS = {"pfc": _dcb.parse_pfc, "ets": _dcb.parse_ets, "app": _dcb.parse_app}
@@ -259,9 +259,9 @@ def _read_dcb(module, dcb, netdev):
     """{'pfc': parsed or None, ...} and {'obj': message} for the objects the driver refused."""
     state, refused = {}, {}
     for obj in OBJECTS:
-        rc, out, err = _runner.run(module, [dcb] + _dcb.show_argv(obj, netdev))
+        rc, out, err = _kit.run(module, [dcb] + _dcb.show_argv(obj, netdev))
         if rc != 0:
-            message = _runner.first_line(err) or _runner.first_line(out) or f"rc={rc}"
+            message = _kit.first_line(err) or _kit.first_line(out) or f"rc={rc}"
             if _dcb.is_unsupported(err):
                 state[obj] = None
                 refused[obj] = message
@@ -421,9 +421,9 @@ def _comparable(parsed, key):
 
 def _apply(module, dcb, argvs, writes, ecn_base, files, commands):
     for argv in argvs:
-        rc, out, err = _runner.run(module, [dcb] + argv)
+        rc, out, err = _kit.run(module, [dcb] + argv)
         if rc != 0:
-            message = _runner.first_line(err) or _runner.first_line(out) or "no message"
+            message = _kit.first_line(err) or _kit.first_line(out) or "no message"
             module.fail_json(msg=f"dcb {' '.join(argv)} failed (rc={rc}): {message}", commands=commands)
     for key, value in writes:
         filename = os.path.join(ecn_base, *files[key])

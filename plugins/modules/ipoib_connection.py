@@ -235,7 +235,7 @@ commands:
   sample: [["/usr/bin/nmcli", "connection", "modify", "uuid", "4b2336f8-ef9a-46f8-a658-49eb1cdecdd1", "infiniband.mtu", "4092"]]
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _nmcli, _runner
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _nmcli, _kit
 
 
 class Nmcli:
@@ -247,7 +247,7 @@ class Nmcli:
         self.commands = []
 
     def _run(self, argv, step, changed=False):
-        rc, out, err = _runner.run(self.module, argv)
+        rc, out, err = _kit.run(self.module, argv)
         if rc != 0:
             self.module.fail_json(msg=_nmcli.error_message(step, rc, out, err), changed=changed, commands=self.commands)
         return out

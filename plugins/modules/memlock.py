@@ -226,7 +226,7 @@ import grp
 import os
 import pwd
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _limits, _runner
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _limits, _kit
 
 
 def _resolve_user(name):
@@ -372,9 +372,9 @@ def main():
             module.fail_json(msg=f"writing {err.filename or dest}: {err.strerror}", changed=bool(dropin_result and dropin_result.written))
         if dropin_result is not None and dropin_result.written:
             systemctl = module.get_bin_path("systemctl", required=True)
-            rc, out, err = _runner.run(module, [systemctl, "daemon-reexec"])
+            rc, out, err = _kit.run(module, [systemctl, "daemon-reexec"])
             if rc != 0:
-                module.fail_json(msg=f"systemctl daemon-reexec failed (rc {rc}): {_runner.first_line(err or out)}", changed=True)
+                module.fail_json(msg=f"systemctl daemon-reexec failed (rc {rc}): {_kit.first_line(err or out)}", changed=True)
             reexecuted = True
 
     after_text = result.after or ""

@@ -206,12 +206,12 @@ import os
 import platform
 import tempfile
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _persist, _rdma_tool, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _persist, _rdma_tool, _kit, _sysfs
 
 
 def read_links(module, rdma: str) -> list:
     argv = _rdma_tool.link_show_argv(rdma)
-    rc, out, err = _runner.run(module, argv)
+    rc, out, err = _kit.run(module, argv)
     if rc != 0:
         module.fail_json(msg=_rdma_tool.explain_show_error(rc, out, err), changed=False)
     try:
@@ -265,10 +265,10 @@ def update_persistence(module, files: dict, done: list) -> None:
         updated.append(kind)
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
-            _runner.reload_or_warn(module, "systemctl", entry["path"])
+            _kit.reload_or_warn(module, "systemctl", entry["path"])
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
-            _runner.reload_or_warn(module, "udevadm", entry["path"])
+            _kit.reload_or_warn(module, "udevadm", entry["path"])
 
 
 def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
@@ -290,7 +290,7 @@ def apply_actions(module, rdma: str, actions: list, name: str, link_type, netdev
     done = []
     for action in actions:
         argv = _rdma_tool.action_argv(rdma, action)
-        rc, out, err = _runner.run(module, argv)
+        rc, out, err = _kit.run(module, argv)
         if rc != 0:
             owner = None
             if action[0] == "add" and "exists" in (err or "").lower():

@@ -181,11 +181,11 @@ import errno
 import os
 import tempfile
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _roce, _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _roce, _kit, _sysfs
 
 
 def _fail_run(module, what, rc, err):
-    module.fail_json(msg=f"{what} failed (rc={rc}): {_runner.first_line(err) or 'no message'}")
+    module.fail_json(msg=f"{what} failed (rc={rc}): {_kit.first_line(err) or 'no message'}")
 
 
 def _check_device(module, device, port):
@@ -210,7 +210,7 @@ def _prepare_configfs(module, actions):
         if module.check_mode:
             actions.append(f"mounted configfs at {root}")
             return False
-        rc, _out, err = _runner.run(module, [module.get_bin_path("mount", required=True), "-t", "configfs", "configfs", root])
+        rc, _out, err = _kit.run(module, [module.get_bin_path("mount", required=True), "-t", "configfs", "configfs", root])
         if rc != 0:
             _fail_run(module, f"mounting configfs at {root}", rc, err)
         actions.append(f"mounted configfs at {root}")
@@ -218,7 +218,7 @@ def _prepare_configfs(module, actions):
         if module.check_mode:
             actions.append("loaded rdma_cm")
             return False
-        rc, _out, err = _runner.run(module, [module.get_bin_path("modprobe", required=True), "rdma_cm"])
+        rc, _out, err = _kit.run(module, [module.get_bin_path("modprobe", required=True), "rdma_cm"])
         if rc != 0:
             _fail_run(module, "modprobe rdma_cm", rc, err)
         actions.append("loaded rdma_cm")
@@ -353,7 +353,7 @@ def _persistence(module, device, port, desired, persistent, applied):
                     _write_file(module, filename, content)
                     applied.append(f"wrote {filename}")
                     # as rdma_link: the file is in place, a manager that is not running reads it later
-                    _runner.reload_or_warn(module, manager, filename)
+                    _kit.reload_or_warn(module, manager, filename)
     if (old_text or "") != new_text:
         changed = True
         if not module.check_mode:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _runner, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import dcb_qos
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
@@ -52,7 +52,7 @@ class FakeDcb:
 
     def run_command(self, args, **kwargs):
         assert isinstance(args, list), "argv lists only"
-        assert kwargs.get("environ_update") == _runner.C_LOCALE
+        assert kwargs.get("environ_update") == _kit.C_LOCALE
         assert kwargs.get("check_rc") is False
         assert args[0] == DCB
         self.calls.append(list(args))

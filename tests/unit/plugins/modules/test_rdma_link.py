@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _runner
+from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _kit
 from ansible_collections.rdma.fabric.plugins.modules import rdma_link
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
@@ -60,7 +60,7 @@ class FakeKernel:
     # -- AnsibleModule.run_command --
     def run_command(self, args, **kwargs):
         assert isinstance(args, list), "argv lists only"
-        assert kwargs.get("environ_update") == _runner.C_LOCALE
+        assert kwargs.get("environ_update") == _kit.C_LOCALE
         assert kwargs.get("check_rc") is False
         self.calls.append(list(args))
         if args[0] == UDEVADM:
