@@ -1,11 +1,11 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""OpenSM's partitions.conf and opensm.conf, over plugins/module_utils/_partitions.py (docs: one YAML file per filter)."""
+"""OpenSM's partitions.conf and opensm.conf, over plugins/plugin_utils/_opensm_partitions.py (docs: one YAML file per filter)."""
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _partitions
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partitions as _partitions
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 

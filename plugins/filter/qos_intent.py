@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos, _qos_agreement
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 

@@ -1,13 +1,13 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The roles' input check, over plugins/module_utils/_role_inputs.py (docs: role_input_errors.yml)."""
+"""The roles' input check, over plugins/plugin_utils/_role_inputs.py (docs: role_input_errors.yml)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _role_inputs
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_inputs
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 
 FLAVORS = ("traffic_conf", "qos_features", "nvue")
 BEGIN = "# BEGIN rdma.fabric switch_qos: managed by Ansible, edits here are overwritten"

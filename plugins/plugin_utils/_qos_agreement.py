@@ -18,7 +18,8 @@ empty list means they agree.
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos, _qos_intent
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos
 
 NAMES = (

@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _role_inputs
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_inputs
 from ansible_collections.rdma.fabric.tests.unit.roles import role_bad_input_cases as corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -18,7 +18,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLES = os.path.join(COLLECTION, "roles")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "module_utils", "golden")

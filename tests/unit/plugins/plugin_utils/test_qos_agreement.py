@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _cumulus_qos, _qos_agreement
 
 INTENT = _qos_intent.normalize({"switch": {"ports": "swp1-swp4,swp6"}})

@@ -15,7 +15,8 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _rdma_tool, _role_inputs, _roce, _tclass
+from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _rdma_tool, _roce, _tclass
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_inputs
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 ROLES = os.path.join(COLLECTION, "roles")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_intent as qi
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _qos_intent as qi
 
 DEFAULT = {
     "mode": "lossless",

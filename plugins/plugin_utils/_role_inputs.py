@@ -24,14 +24,13 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible_collections.rdma.fabric.plugins.module_utils import (
     _ipoib,
     _limits,
-    _partitions,
     _persist,
-    _qos_intent,
     _rdma_tool,
     _roce,
     _tclass,
     _validate,
 )
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partitions, _qos_intent
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -343,13 +342,13 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
 # --- subnet_manager --------------------------------------------------------------------------
 
 def _subnet_manager(errors: _Errors, settings: dict) -> None:
-    options = errors.check(_partitions.normalize_options, settings["subnet_manager_options"], "subnet_manager_options")
+    options = errors.check(_opensm_partitions.normalize_options, settings["subnet_manager_options"], "subnet_manager_options")
     allow_both = options is not _INVALID and options.get("allow_both_pkeys") == "TRUE"
-    errors.check(_partitions.normalize_partitions, settings["subnet_manager_partitions"], "subnet_manager_partitions", allow_both)
+    errors.check(_opensm_partitions.normalize_partitions, settings["subnet_manager_partitions"], "subnet_manager_partitions", allow_both)
     guids = {}
     for index, guid in _items(errors, settings["subnet_manager_ports"], "subnet_manager_ports"):
         path = f"subnet_manager_ports[{index}]"
-        checked = errors.check(_partitions.option_value, "guid", guid, path)
+        checked = errors.check(_opensm_partitions.option_value, "guid", guid, path)
         if checked is not _INVALID:
             _listed_once(errors, guids, checked, index, path, checked, "each port GUID once")
     for option in ("subnet_manager_install", "subnet_manager_validate"):

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _partitions as P
-from ansible_collections.rdma.fabric.plugins.module_utils import _role_inputs
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partitions as P
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_inputs
 
 GUID2 = "0x0002c90300002001"
 GUID3 = "0x0002c90300003001"
