@@ -91,8 +91,8 @@ notes:
     RDMA-CM connections to the host hang (C(rping) is rejected), the rxe tasklet spins and reboot hangs, while
     C(ibv_rc_pingpong) still works. The unit has no IP sandbox. A rule written by an earlier version (same path, with
     C(RUN+=)) is replaced on the next run."
-  - "The files are written atomically (temporary file in the same directory, then rename) with mode 0644, the unit
-    first, then the config, then the rule. C(systemctl daemon-reload) runs when the unit changed, and
+  - "The files are written atomically (temporary file in the same directory, flushed to disk, then renamed) with mode
+    0644, the unit first, then the config, then the rule. C(systemctl daemon-reload) runs when the unit changed, and
     C(udevadm control --reload) when the rule changed (udevd otherwise checks its rules only every few seconds, when
     events arrive, and a netdev added right after the change would miss the rule); trouble with either is a warning."
   - "Before it adds a link the module checks that the netdev exists in C(/sys/class/net), that no other link of the same
@@ -193,116 +193,159 @@ persistence:
       type: bool
       sample: true
 commands:
-  description: The rdma commands run, or that would run in check mode, in order.
+  description:
+    - The rdma commands run, or that would run in check mode, in order, each a line a shell splits back into the
+      same words (quoted where needed).
+    - On a failure, the commands that ran before it.
   returned: always
   type: list
   elements: str
   sample:
     - /usr/bin/rdma link delete rxe0
     - /usr/bin/rdma link add rxe0 type rxe netdev lo
+before:
+  description:
+    - The link and its files before the run, as the diff shows them.
+    - RV(before.link) is V({}) when there was no link; each of RV(before.persistence.rule), RV(before.persistence.config)
+      and RV(before.persistence.unit) has the file's C(path) and C(content) (V(null) when the file did not exist).
+  returned: success
+  type: dict
+  contains:
+    link:
+      description: The link's O(name), O(type) and O(netdev), or V({}).
+      type: dict
+    persistence:
+      description: The rule, the config and the unit, each as C(path) and C(content).
+      type: dict
+  sample:
+    link: {}
+    persistence:
+      rule: {path: /etc/udev/rules.d/90-rdma-fabric-rxe0.rules, content: null}
+      config: {path: /etc/rdma-fabric/links/rxe0.conf, content: null}
+      unit: {path: /etc/systemd/system/rdma-fabric-link@.service, content: null}
+after:
+  description:
+    - The link and its files as the run leaves them (in check mode, would leave them), in the form of RV(before).
+  returned: success
+  type: dict
+  contains:
+    link:
+      description: The link's O(name), O(type) and O(netdev), or V({}) with O(state=absent).
+      type: dict
+    persistence:
+      description: The rule, the config and the unit, each as C(path) and C(content).
+      type: dict
+  sample:
+    link: {name: rxe0, type: rxe, netdev: eth1}
+    persistence:
+      rule: {path: /etc/udev/rules.d/90-rdma-fabric-rxe0.rules, content: "# Managed by rdma.fabric.rdma_link ..."}
+      config: {path: /etc/rdma-fabric/links/rxe0.conf, content: "RDMA_LINK_TYPE=rxe ..."}
+      unit: {path: /etc/systemd/system/rdma-fabric-link@.service, content: "[Unit] ..."}
 """
 
 import os
 import platform
-import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _persist, _rdma_tool, _kit, _sysfs
 
+RDMA_HINT = "install iproute2 with 'rdma link' support (5.x or later)"
+PORT_FIELDS = ("port", "state", "physical_state", "netdev_index")
 
-def read_links(module, rdma: str) -> list:
-    argv = _rdma_tool.link_show_argv(rdma)
-    rc, out, err = _kit.run(module, argv)
+
+def read_links(kit, rdma: str) -> list:
+    """The kernel's links (rdma -j link show); a Failure naming the cause when rdma cannot show them."""
+    rc, out, err = kit.query(_rdma_tool.link_show_argv(rdma))
     if rc != 0:
-        module.fail_json(msg=_rdma_tool.explain_show_error(rc, out, err), changed=False)
-    try:
-        return _rdma_tool.parse_link_show(out)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), changed=False)
+        raise _kit.Failure(_rdma_tool.explain_show_error(rc, out, err))
+    return _rdma_tool.parse_link_show(out)
 
 
-def read_file(path: str):
-    try:
-        with open(path, "r", encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except FileNotFoundError:
+def link_types(links: list) -> dict:
+    return {link["name"]: _rdma_tool.link_type_of(link["name"]) for link in links}
+
+
+def check_directories(*paths: str) -> None:
+    for directory, what in zip((os.path.dirname(path) for path in paths), ("udev", "systemd")):
+        if not os.path.isdir(directory):
+            raise _kit.Failure(f"persistent: {directory} does not exist (is {what} installed?); "
+                               "use persistent=false to manage the link without persistence")
+
+
+def current_link(found, types: dict, name: str):
+    """{name, type, netdev} of the link as it is, None when there is none; a hardware device is refused."""
+    if found is None:
         return None
+    if types.get(name) not in _rdma_tool.LINK_TYPES:
+        raise _kit.Failure(f"name: {name} is an RDMA device that is not an rxe/siw link (a hardware device?); "
+                           "rdma_link never replaces or deletes it")
+    return {"name": name, "type": types[name], "netdev": found.get("netdev")}
 
 
-def write_file(module, path: str, content: str) -> None:
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.chmod(tmp, 0o644)
-    except OSError:
-        os.unlink(tmp)
-        raise
-    module.atomic_move(tmp, path)
-    os.chmod(path, 0o644)
+def check_add(links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
+    """Fail before any change when the kernel would refuse the add: no netdev, EEXIST, no driver."""
+    if not os.path.exists(_sysfs.path("class", "net", netdev)):
+        raise _kit.Failure(f"netdev: {netdev} does not exist (no /sys/class/net/{netdev})")
+    owner = _rdma_tool.conflicting(links, types, name, link_type, netdev)
+    if owner:
+        raise _kit.Failure(f"netdev: {netdev} already carries {link_type} device {owner}; delete it or use name={owner}")
+    if _rdma_tool.driver_available(link_type, platform.release()) is False:
+        raise _kit.Failure(f"type: the running kernel ({platform.release()}) has no {link_type} driver "
+                           f"(module {_rdma_tool.DRIVER_MODULES[link_type]} is neither loaded, built in nor installed)")
 
 
-def update_persistence(module, files: dict, done: list) -> None:
+def plan_files(name: str, link_type, netdev, rdma: str, wanted: bool) -> dict:
+    """The rule and the config belong to this link; the template unit is shared, written, never removed."""
+    files = {kind: {"path": path, "before": _kit.read_file(path)} for kind, path in
+             (("rule", _persist.rule_path(name)), ("config", _persist.config_path(name)), ("unit", _persist.unit_path()))}
+    files["rule"]["after"] = _persist.render_rule(name, link_type, netdev) if wanted else None
+    files["config"]["after"] = _persist.render_config(name, link_type, netdev) if wanted else None
+    files["unit"]["after"] = _persist.render_unit(rdma) if wanted else files["unit"]["before"]
+    return files
+
+
+def track(current, desired, files: dict):
+    """The link and the files before and after, as the diff, before and after show them."""
+    changes = _kit.Changes()
+    changes.add("link", current or {}, desired or {})
+    changes.add("persistence", *({kind: {"path": entry["path"], "content": entry[side]} for kind, entry in files.items()}
+                                 for side in ("before", "after")))
+    return changes
+
+
+def apply_links(kit, rdma: str, actions: list, name: str, link_type, netdev) -> None:
+    """Run the planned rdma commands in order (in check mode the kit records them and runs nothing)."""
+    for action in actions:
+        def explain(rc, out, err, action=action):
+            owner = None
+            if action[0] == "add" and "exists" in (err or "").lower():
+                fresh = read_links(kit, rdma)
+                owner = _rdma_tool.conflicting(fresh, link_types(fresh), name, link_type, netdev)
+            return _rdma_tool.explain_error(action, rc, out, err, owner)
+
+        kit.change(_rdma_tool.action_argv(rdma, action), explain=explain)
+
+
+def update_persistence(kit, files: dict) -> None:
     """Write or remove the changed files; the unit first, the rule last (and removed first)."""
     order = ("unit", "config", "rule") if files["rule"]["after"] is not None else ("rule", "config", "unit")
-    updated = []
     for kind in order:
         entry = files[kind]
         if entry["before"] == entry["after"]:
             continue
-        try:
-            if entry["after"] is not None:
-                write_file(module, entry["path"], entry["after"])
-            else:
-                os.unlink(entry["path"])
-        except OSError as exc:
-            applied = done + [f"updated {files[name]['path']}" for name in updated]
-            msg = f"persistent: cannot update {entry['path']}: {exc.strerror}"
-            if applied:
-                msg += f" (already done: {'; '.join(applied)})"
-            module.fail_json(msg=msg, changed=bool(applied), commands=done)
-        updated.append(kind)
+        if entry["after"] is None:
+            kit.remove_file(entry["path"], what="persistent: ")
+        else:
+            kit.write_file(entry["path"], entry["after"], mode=0o644, what="persistent: ")
+            try:
+                os.chmod(entry["path"], 0o644)  # the documented mode, also over a file that had another one
+            except OSError as err:
+                raise _kit.Failure(f"persistent: cannot write {entry['path']}: {err.strerror}") from None
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
-            _kit.reload_or_warn(module, "systemctl", entry["path"])
+            kit.reload_or_warn("systemctl", entry["path"])
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
-            _kit.reload_or_warn(module, "udevadm", entry["path"])
-
-
-def check_add(module, links: list, types: dict, name: str, link_type: str, netdev: str) -> None:
-    """Fail before any change when the kernel would refuse the add: no netdev, EEXIST, no driver."""
-    if not os.path.exists(_sysfs.path("class", "net", netdev)):
-        module.fail_json(msg=f"netdev: {netdev} does not exist (no /sys/class/net/{netdev})", changed=False)
-    owner = _rdma_tool.conflicting(links, types, name, link_type, netdev)
-    if owner:
-        module.fail_json(msg=f"netdev: {netdev} already carries {link_type} device {owner}; delete it or use name={owner}",
-                         changed=False)
-    if _rdma_tool.driver_available(link_type, platform.release()) is False:
-        module.fail_json(msg=f"type: the running kernel ({platform.release()}) has no {link_type} driver "
-                             f"(module {_rdma_tool.DRIVER_MODULES[link_type]} is neither loaded, built in nor installed)",
-                         changed=False)
-
-
-def apply_actions(module, rdma: str, actions: list, name: str, link_type, netdev) -> list:
-    """Run the planned rdma commands in order; a failure names its cause and what was already done."""
-    done = []
-    for action in actions:
-        argv = _rdma_tool.action_argv(rdma, action)
-        rc, out, err = _kit.run(module, argv)
-        if rc != 0:
-            owner = None
-            if action[0] == "add" and "exists" in (err or "").lower():
-                fresh = read_links(module, rdma)
-                fresh_types = {link["name"]: _rdma_tool.link_type_of(link["name"]) for link in fresh}
-                owner = _rdma_tool.conflicting(fresh, fresh_types, name, link_type, netdev)
-            msg = _rdma_tool.explain_error(action, rc, out, err, owner)
-            if done:
-                msg += f" (already done: {'; '.join(done)})"
-            module.fail_json(msg=msg, changed=bool(done), commands=done)
-        done.append(" ".join(argv))
-    return done
+            kit.reload_or_warn("udevadm", entry["path"])
 
 
 def link_view(link, link_type) -> dict:
@@ -314,74 +357,52 @@ def link_view(link, link_type) -> dict:
     return view
 
 
+def predicted_link(found, found_type, actions: list, desired) -> dict:
+    """The link check mode reports: as it is when nothing changes, else the desired one without port fields."""
+    if not actions:
+        return link_view(found, found_type)
+    return dict(desired, **dict.fromkeys(PORT_FIELDS)) if desired else {}
+
+
+def read_back(kit, rdma: str, name: str, present: bool) -> dict:
+    found = _rdma_tool.find_link(read_links(kit, rdma), name) if present else None
+    return link_view(found, _rdma_tool.link_type_of(name) if found else None)
+
+
 def main():
     module = _args.module(argument_spec=_rdma_tool.ARGUMENT_SPEC, supports_check_mode=True, **_rdma_tool.ARGUMENT_RULES)
+    kit = _kit.Kit(module)
     params = module.params
     name, link_type, netdev = params["name"], params["type"], params["netdev"]
     present = params["state"] == "present"
-    try:
+    wanted_rule = present and params["persistent"]
+    with kit.failures():
         _rdma_tool.validate_params(params)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), changed=False)
-
-    rdma = module.get_bin_path("rdma")
-    if not rdma:
-        module.fail_json(msg="rdma: command not found; install iproute2 with 'rdma link' support (5.x or later)", changed=False)
-    rule_path = _persist.rule_path(name)
-    unit_path = _persist.unit_path()
-    want_rule = present and params["persistent"]
-    if want_rule:
-        try:
+        rdma = kit.tool("rdma", RDMA_HINT)
+        if wanted_rule:
             _persist.check_persistable(name, netdev, rdma)
-        except ValueError as exc:
-            module.fail_json(msg=str(exc), changed=False)
-        for directory, what in ((os.path.dirname(rule_path), "udev"), (os.path.dirname(unit_path), "systemd")):
-            if not os.path.isdir(directory):
-                module.fail_json(msg=f"persistent: {directory} does not exist (is {what} installed?); "
-                                     "use persistent=false to manage the link without persistence", changed=False)
+            check_directories(_persist.rule_path(name), _persist.unit_path())
 
-    # Current state: the kernel's links, the type of each from sysfs, our rule.
-    links = read_links(module, rdma)
-    types = {link["name"]: _rdma_tool.link_type_of(link["name"]) for link in links}
-    found = _rdma_tool.find_link(links, name)
-    if found is not None and types.get(name) not in _rdma_tool.LINK_TYPES:
-        module.fail_json(msg=f"name: {name} is an RDMA device that is not an rxe/siw link (a hardware device?); "
-                             "rdma_link never replaces or deletes it", changed=False)
-    current = {"name": name, "type": types[name], "netdev": found.get("netdev")} if found else None
-    desired = {"name": name, "type": link_type, "netdev": netdev} if present else None
-    actions = _rdma_tool.plan(current, desired)
+        # plan: the kernel's links, the type of each from sysfs, the files
+        links = read_links(kit, rdma)
+        types = link_types(links)
+        found = _rdma_tool.find_link(links, name)
+        current = current_link(found, types, name)
+        desired = {"name": name, "type": link_type, "netdev": netdev} if present else None
+        actions = _rdma_tool.plan(current, desired)
+        if any(action[0] == "add" for action in actions):
+            check_add(links, types, name, link_type, netdev)
+        files = plan_files(name, link_type, netdev, rdma, wanted_rule)
+        changes = track(current, desired, files)
+        report = {"diff": changes.diff(), "before": changes.before, "after": changes.after,
+                  "persistence": {"rule": files["rule"]["path"], "config": files["config"]["path"],
+                                  "unit": files["unit"]["path"], "present": wanted_rule}}
 
-    if any(action[0] == "add" for action in actions):
-        check_add(module, links, types, name, link_type, netdev)
-
-    # The rule and the config belong to this link; the template unit is shared, written, never removed.
-    config_path = _persist.config_path(name)
-    files = {kind: {"path": path, "before": read_file(path)} for kind, path in
-             (("rule", rule_path), ("config", config_path), ("unit", unit_path))}
-    files["rule"]["after"] = _persist.render_rule(name, link_type, netdev) if want_rule else None
-    files["config"]["after"] = _persist.render_config(name, link_type, netdev) if want_rule else None
-    files["unit"]["after"] = _persist.render_unit(rdma) if want_rule else files["unit"]["before"]
-    changed = bool(actions) or any(entry["before"] != entry["after"] for entry in files.values())
-    diff = {
-        side: {"link": link or {},
-               "persistence": {kind: {"path": entry["path"], "content": entry[side]} for kind, entry in files.items()}}
-        for side, link in (("before", current), ("after", desired))
-    }
-    persistence = {"rule": rule_path, "config": config_path, "unit": unit_path, "present": want_rule}
-    commands = [" ".join(_rdma_tool.action_argv(rdma, action)) for action in actions]
-
-    if module.check_mode:
-        predicted = link_view(found, types.get(name)) if not actions else (
-            {"name": name, "type": link_type, "netdev": netdev, "port": None, "state": None,
-             "physical_state": None, "netdev_index": None} if present else {})
-        module.exit_json(changed=changed, link=predicted, commands=commands, diff=diff, persistence=persistence)
-
-    done = apply_actions(module, rdma, actions, name, link_type, netdev)
-    update_persistence(module, files, done)
-
-    after = _rdma_tool.find_link(read_links(module, rdma), name) if present else None
-    after_type = _rdma_tool.link_type_of(name) if after else None
-    module.exit_json(changed=changed, link=link_view(after, after_type), commands=done, diff=diff, persistence=persistence)
+        apply_links(kit, rdma, actions, name, link_type, netdev)  # check mode: recorded in commands, not run
+        if module.check_mode:
+            kit.exit(changes.changed, link=predicted_link(found, types.get(name), actions, desired), **report)
+        update_persistence(kit, files)
+        kit.exit(changes.changed, link=read_back(kit, rdma, name, present), **report)
 
 
 if __name__ == "__main__":

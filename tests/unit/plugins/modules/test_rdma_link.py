@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import stat
 
@@ -573,25 +574,62 @@ def test_rule_write_failure(env, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(_kit.tempfile, "mkstemp", refuse)
     ok, result = run(RXE0)
     assert not ok and result["changed"] is False
-    assert result["msg"] == f"persistent: cannot update {unit_file(env)}: Permission denied"
+    assert result["msg"] == f"persistent: cannot write {unit_file(env)}: Permission denied"
+    assert result["commands"] == []
     assert not unit_file(env).exists() and not rule_file(env).exists()
 
 
 def test_rule_write_failure_after_the_unit_and_config(env, monkeypatch):
     env.add("rxe0", "rxe", "eth1")
-    real = rdma_link.tempfile.mkstemp
+    real = _kit.tempfile.mkstemp
 
     def refuse_rules(*args, **kwargs):
         if kwargs.get("dir") == str(env.rules):
             raise PermissionError(13, "Permission denied")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rdma_link.tempfile, "mkstemp", refuse_rules)
+    monkeypatch.setattr(_kit.tempfile, "mkstemp", refuse_rules)
     ok, result = run(RXE0)
     assert not ok and result["changed"] is True  # the unit and the config were written
-    assert result["msg"] == (f"persistent: cannot update {rule_file(env)}: Permission denied "
-                             f"(already done: updated {unit_file(env)}; updated {config_file(env)})")
+    assert result["msg"] == (f"persistent: cannot write {rule_file(env)}: Permission denied "
+                             f"(already done: wrote {unit_file(env)}; wrote {config_file(env)})")
     assert unit_file(env).read_text() == env.unit and config_file(env).read_text() == env.config and not rule_file(env).exists()
+
+
+# --- the result contract: before/after, commands as pasteable lines, progress through the kit --------
+
+def test_before_and_after_are_the_diff_views(env):
+    for args, check_mode in ((RXE0, True), (RXE0, False), (RXE0, False), ({"name": "rxe0", "state": "absent"}, False)):
+        ok, result = run(args, check_mode=check_mode)
+        assert ok and result["before"] == result["diff"]["before"] and result["after"] == result["diff"]["after"]
+        assert set(result) >= {"changed", "diff", "before", "after", "commands", "link", "persistence"}
+        assert all(isinstance(line, str) for line in result["commands"])
+
+
+def test_commands_split_back_into_the_argv_run(env):
+    trees.add_netdev(env.root, "eth*", "52:54:00:77:00:09", 9)
+    ok, result = run({"name": "rxe0", "type": "rxe", "netdev": "eth*", "persistent": False})
+    assert ok and result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev 'eth*'"]
+    assert [shlex.split(line) for line in result["commands"]] == env.writes()
+
+
+def test_delete_then_file_failure_reports_both(env, monkeypatch):
+    run(RXE0)
+    env.calls.clear()
+    real_unlink = _kit.os.unlink
+
+    def refuse(path, *args, **kwargs):
+        if path == str(rule_file(env)):
+            raise PermissionError(13, "Permission denied")
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(_kit.os, "unlink", refuse)
+    ok, result = run({"name": "rxe0", "state": "absent"})
+    assert not ok and result["changed"] is True
+    assert result["msg"] == (f"persistent: cannot remove {rule_file(env)}: Permission denied "
+                             "(already done: /usr/bin/rdma link delete rxe0)")
+    assert result["commands"] == ["/usr/bin/rdma link delete rxe0"]
+    assert env.links == [] and rule_file(env).exists()
