@@ -227,137 +227,145 @@ changes:
   type: list
   elements: dict
   sample: [{"property": "infiniband.mtu", "before": "65520", "after": "4092"}]
+before:
+  description:
+    - The managed properties before the run, as the diff shows them (normalised values, keyed by property).
+    - V(null) when the profile did not exist. With O(state=absent), the deleted profiles' properties keyed by UUID.
+  returned: always
+  type: dict
+  sample: {"infiniband.transport-mode": "connected", "infiniband.mtu": "65520"}
+after:
+  description:
+    - The managed properties after the run (in check mode, what they would be), keyed by property; V({}) after
+      O(state=absent).
+  returned: always
+  type: dict
+  sample: {"infiniband.transport-mode": "connected", "infiniband.mtu": "4092"}
 commands:
-  description: The nmcli commands that changed something (or would, in check mode), as argv lists.
+  description:
+    - The nmcli commands that changed something (or would, in check mode), in order, each as a line a shell would split
+      back into the same words.
+    - Earlier versions gave each command as a list of words (see the changelog's breaking changes).
   returned: always
   type: list
-  elements: list
-  sample: [["/usr/bin/nmcli", "connection", "modify", "uuid", "4b2336f8-ef9a-46f8-a658-49eb1cdecdd1", "infiniband.mtu", "4092"]]
+  elements: str
+  sample: ["/usr/bin/nmcli connection modify uuid 4b2336f8-ef9a-46f8-a658-49eb1cdecdd1 infiniband.mtu 4092"]
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _nmcli, _kit
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _kit, _nmcli
+
+NMCLI_MISSING = "nmcli not found: install NetworkManager (network-manager on Debian/Ubuntu, NetworkManager on RHEL/Fedora)"
 
 
 class Nmcli:
-    """The nmcli calls this module makes; each failure becomes fail_json with one line."""
+    """The nmcli calls of this module, through the kit; a failure is one line naming the step."""
 
-    def __init__(self, module, binary):
-        self.module = module
+    def __init__(self, kit, binary):
+        self.kit = kit
         self.binary = binary
-        self.commands = []
 
-    def _run(self, argv, step, changed=False):
-        rc, out, err = _kit.run(self.module, argv)
+    def _read(self, argv, step, parse):
+        rc, out, err = self.kit.query(argv)
         if rc != 0:
-            self.module.fail_json(msg=_nmcli.error_message(step, rc, out, err), changed=changed, commands=self.commands)
-        return out
+            raise _kit.Failure(_nmcli.error_message(step, rc, out, err))
+        return parse(out)
 
     def profiles(self):
-        out = self._run(_nmcli.list_argv(self.binary), "listing connections")
-        try:
-            return _nmcli.parse_list(out)
-        except ValueError as err:
-            self.module.fail_json(msg=str(err), changed=False)
+        return self._read(_nmcli.list_argv(self.binary), "listing connections", _nmcli.parse_list)
 
     def read(self, uuid):
-        out = self._run(_nmcli.show_argv(self.binary, uuid, _ipoib.READ_PROPERTIES), f"reading connection {uuid}")
-        try:
-            return _nmcli.parse_detail(out)
-        except ValueError as err:
-            self.module.fail_json(msg=str(err), changed=False)
+        """The profile's managed properties, normalised."""
+        detail = self._read(_nmcli.show_argv(self.binary, uuid, _ipoib.READ_PROPERTIES), f"reading connection {uuid}", _nmcli.parse_detail)
+        return _ipoib.current_properties(detail)
 
-    def change(self, argv, step, changed_before=False):
-        """Run a command that changes something (recorded in commands; skipped in check mode)."""
-        self.commands.append(argv)
-        if self.module.check_mode:
-            return ""
-        return self._run(argv, step, changed=changed_before)
+    def change(self, argv, step):
+        """A command that changes the profile: recorded in commands, skipped in check mode."""
+        return self.kit.change(argv, explain=lambda rc, out, err: _nmcli.error_message(step, rc, out, err))
 
 
 def main():
     module = _args.module(argument_spec=_ipoib.ARGUMENT_SPEC, numbers=("pkey",), supports_check_mode=True, **_ipoib.ARGUMENT_RULES)
-    params = module.params
-    name = params["name"]
-    try:
+    kit = _kit.Kit(module)
+    name, state = module.params["name"], module.params["state"]
+    with kit.failures():
+        # parse and validate: every option, for every state
         _ipoib.connection_name(name)
-        desired = _ipoib.desired_properties(params)  # validated for every state, used for all but absent
-    except ValueError as err:
-        module.fail_json(msg=str(err), changed=False)
+        desired = _ipoib.desired_properties(module.params)
+        binary = module.get_bin_path("nmcli")
+        if not binary:
+            raise _kit.Failure(NMCLI_MISSING)
+        nmcli = Nmcli(kit, binary)
+        # plan: reads only
+        matches = _nmcli.find_by_name(nmcli.profiles(), name)
+        if state == "absent":
+            absent(kit, nmcli, name, matches)
+        row = _the_profile(name, matches)
+        current = nmcli.read(row["UUID"]) if row else None
+        writes = _ipoib.reconcile(current, desired)
+        active = bool(row) and row.get("STATE") in ("activated", "activating")
+        # apply: kit.change records each command and, in check mode, runs none
+        uuid = _save(nmcli, name, row, writes)
+        active = _activate(nmcli, name, uuid, state, active)
+        predicted = dict(current or {}, **writes)
+        if module.check_mode or uuid is None:
+            kit.exit(bool(kit.commands), **_result(name, uuid, active, current, desired, writes, predicted))
+        # read back
+        properties = nmcli.read(uuid)
+    kit.exit(bool(kit.commands), **_result(name, uuid, active, current, desired, writes, properties))
 
-    binary = module.get_bin_path("nmcli")
-    if not binary:
-        module.fail_json(msg="nmcli not found: install NetworkManager (network-manager on Debian/Ubuntu, NetworkManager on RHEL/Fedora)",
-                         changed=False)
-    nmcli = Nmcli(module, binary)
 
-    matches = _nmcli.find_by_name(nmcli.profiles(), name)
-    if params["state"] == "absent":
-        absent(module, nmcli, name, matches)
+def _the_profile(name, matches):
+    """The one infiniband profile with the name, or None; a Failure for duplicates or another type."""
     if len(matches) > 1:
         uuids = ", ".join(row["UUID"] for row in matches)
-        module.fail_json(msg=f"name: {len(matches)} profiles are named {name!r} ({uuids}); delete the duplicates or use state=absent",
-                         changed=False)
+        raise _kit.Failure(f"name: {len(matches)} profiles are named {name!r} ({uuids}); delete the duplicates or use state=absent")
     if matches and matches[0]["TYPE"] != "infiniband":
-        module.fail_json(msg=f"name: profile {name!r} exists with type {matches[0]['TYPE']}, not infiniband; refusing to change it",
-                         changed=False)
+        raise _kit.Failure(f"name: profile {name!r} exists with type {matches[0]['TYPE']}, not infiniband; refusing to change it")
+    return matches[0] if matches else None
 
-    row = matches[0] if matches else None
-    current = _ipoib.current_properties(nmcli.read(row["UUID"])) if row else None
-    try:
-        writes = _ipoib.reconcile(current, desired)
-    except ValueError as err:
-        module.fail_json(msg=str(err), changed=False)
 
-    uuid = row["UUID"] if row else None
-    changed = False
+def _save(nmcli, name, row, writes):
+    """Create the profile or modify what differs; its UUID (None for a profile created in check mode)."""
     if row is None:
-        argv = _nmcli.add_argv(binary, "infiniband", name, _ipoib.ordered(writes))
-        out = nmcli.change(argv, f"creating connection {name!r}")
-        changed = True
-        if not module.check_mode:
-            uuid = _nmcli.added_uuid(out) or _uuid_by_name(nmcli, name)
-    elif writes:
-        nmcli.change(_nmcli.modify_argv(binary, uuid, _ipoib.ordered(writes)), f"modifying connection {name!r}")
-        changed = True
+        out = nmcli.change(_nmcli.add_argv(nmcli.binary, "infiniband", name, _ipoib.ordered(writes)), f"creating connection {name!r}")
+        if nmcli.kit.module.check_mode:
+            return None
+        return _nmcli.added_uuid(out) or _uuid_by_name(nmcli, name)
+    if writes:
+        nmcli.change(_nmcli.modify_argv(nmcli.binary, row["UUID"], _ipoib.ordered(writes)), f"modifying connection {name!r}")
+    return row["UUID"]
 
-    active = bool(row) and row.get("STATE") in ("activated", "activating")
-    if params["state"] == "up" and not active:
+
+def _activate(nmcli, name, uuid, state, active):
+    """Activate (state=up) or deactivate (state=down) when needed; whether the profile is active after."""
+    if state == "up" and not active:
         step = f"activating connection {name!r} (the profile is saved)"
-        if uuid is not None:
-            nmcli.change(_nmcli.up_argv(binary, uuid), step, changed_before=changed)
-        else:
-            nmcli.commands.append(_nmcli.up_argv(binary, "<new>"))
-        changed = active = True
-    elif params["state"] == "down" and active:
-        nmcli.change(_nmcli.down_argv(binary, uuid), f"deactivating connection {name!r}", changed_before=changed)
-        changed = True
-        active = False
+        nmcli.change(_nmcli.up_argv(nmcli.binary, uuid or "<new>"), step)  # <new>: created in check mode, not run
+        return True
+    if state == "down" and active:
+        nmcli.change(_nmcli.down_argv(nmcli.binary, uuid), f"deactivating connection {name!r}")
+        return False
+    return active
 
-    before = {prop: current.get(prop) for prop in desired} if current is not None else {}
+
+def _result(name, uuid, active, current, desired, writes, properties):
+    """diff, before, after, changes and connection of a present/up/down run."""
+    before = None
     if current is not None:
-        before.update({prop: current.get(prop) for prop in writes})
-    merged = dict(current or {})
-    merged.update(writes)
-    after = {prop: merged.get(prop) for prop in before} if current is not None else dict(writes)
-    if module.check_mode or uuid is None:
-        properties = merged
-    else:
-        properties = _ipoib.current_properties(nmcli.read(uuid))
-    changes = [{"property": prop, "before": (current or {}).get(prop), "after": value} for prop, value in _ipoib.ordered(writes)]
-    module.exit_json(
-        changed=changed,
-        diff={"before": _shown(before, current is not None), "after": _shown(after, True)},
-        changes=changes,
-        commands=nmcli.commands,
+        before = {prop: current.get(prop) for prop in list(desired) + list(writes)}
+    after = dict(before or {}, **writes)
+    return dict(
+        diff={"before": _shown(before), "after": _shown(after)},
+        before=before,
+        after=after,
+        changes=[{"property": prop, "before": (current or {}).get(prop), "after": value} for prop, value in _ipoib.ordered(writes)],
         connection=dict(name=name, uuid=uuid, device=_ipoib.device_name(properties), active=active, properties=properties),
     )
 
 
-def _shown(properties, exists):
+def _shown(properties):
     """Diff text: one 'property: value' line per managed property; empty when the profile does not exist."""
-    if not exists:
-        return ""
-    return "".join(f"{prop}: {value}\n" for prop, value in _ipoib.ordered(properties))
+    return "".join(f"{prop}: {value}\n" for prop, value in _ipoib.ordered(properties or {}))
 
 
 def _uuid_by_name(nmcli, name):
@@ -365,26 +373,16 @@ def _uuid_by_name(nmcli, name):
     return matches[0]["UUID"] if matches else None
 
 
-def absent(module, nmcli, name, matches):
+def absent(kit, nmcli, name, matches):
     """Delete every infiniband profile named name; refuse when one of another type has the name."""
     for row in matches:
         if row["TYPE"] != "infiniband":
-            module.fail_json(msg=f"name: profile {name!r} ({row['UUID']}) has type {row['TYPE']}, not infiniband; refusing to delete it",
-                             changed=False)
-    before_text = ""
-    for row in matches:
-        props = _ipoib.current_properties(nmcli.read(row["UUID"]))
-        before_text += f"# {name} ({row['UUID']})\n" + _shown(props, True)
-    for row in matches:
-        done = bool(nmcli.commands)
-        nmcli.change(_nmcli.delete_argv(nmcli.binary, row["UUID"]), f"deleting connection {name!r} ({row['UUID']})", changed_before=done)
-    module.exit_json(
-        changed=bool(matches),
-        diff={"before": before_text, "after": ""},
-        changes=[],
-        commands=nmcli.commands,
-        connection={},
-    )
+            raise _kit.Failure(f"name: profile {name!r} ({row['UUID']}) has type {row['TYPE']}, not infiniband; refusing to delete it")
+    before = {row["UUID"]: nmcli.read(row["UUID"]) for row in matches}
+    for uuid in before:
+        nmcli.change(_nmcli.delete_argv(nmcli.binary, uuid), f"deleting connection {name!r} ({uuid})")
+    text = "".join(f"# {name} ({uuid})\n" + _shown(props) for uuid, props in before.items())
+    kit.exit(bool(matches), diff={"before": text, "after": ""}, before=before, after={}, changes=[], connection={})
 
 
 if __name__ == "__main__":

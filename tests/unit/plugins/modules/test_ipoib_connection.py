@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _nmcli
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _nmcli
 from ansible_collections.rdma.fabric.plugins.modules import ipoib_connection
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
@@ -131,6 +133,11 @@ def writes(nm):
     return [argv for argv in nm.calls if argv[1] == "connection"]
 
 
+def lines(argvs):
+    """argv lists as the command lines the module reports."""
+    return [_kit.command_line(argv) for argv in argvs]
+
+
 CONNECTED = {"name": "ib0", "ifname": "ib0", "transport_mode": "connected", "mtu": 65520}
 
 
@@ -139,7 +146,7 @@ def test_create_connected_profile(nm):
     assert result["changed"] is True
     assert writes(nm) == [[NMCLI, "connection", "add", "type", "infiniband", "con-name", "ib0", "connection.interface-name", "ib0",
                            "infiniband.transport-mode", "connected", "infiniband.mtu", "65520"]]
-    assert result["commands"] == writes(nm)
+    assert result["commands"] == lines(writes(nm))
     assert result["connection"]["uuid"] == nm.profiles[0]["uuid"]
     assert result["connection"]["properties"]["infiniband.mtu"] == "65520"
     assert result["connection"]["device"] == "ib0"
@@ -174,7 +181,7 @@ def test_check_mode_create_and_modify_run_nothing(nm):
     assert result["changed"] is True
     assert nm.profiles == []
     assert writes(nm) == []
-    assert result["commands"][0][:7] == [NMCLI, "connection", "add", "type", "infiniband", "con-name", "ib0"]
+    assert shlex.split(result["commands"][0])[:7] == [NMCLI, "connection", "add", "type", "infiniband", "con-name", "ib0"]
     assert result["connection"]["uuid"] is None
     run(CONNECTED)
     nm.calls.clear()
@@ -221,7 +228,7 @@ def test_absent_check_mode(nm):
     result = run({"name": "gone", "state": "absent"}, check_mode=True)
     assert result["changed"] is True
     assert len(nm.profiles) == 1
-    assert result["commands"] == [[NMCLI, "connection", "delete", "uuid", nm.profiles[0]["uuid"]]]
+    assert result["commands"] == [f"{NMCLI} connection delete uuid {nm.profiles[0]['uuid']}"]
 
 
 def test_absent_deletes_duplicates(nm):
@@ -259,7 +266,10 @@ def test_up_without_device_fails_clearly_and_keeps_profile(nm):
     assert result["changed"] is True
     assert result["msg"] == ("activating connection 'ib0' (the profile is saved) failed (nmcli rc 4): Error: Connection activation failed: "
                              "No suitable device found for this connection (device lo not available)."
-                             " [no InfiniBand device (or P_Key parent) on this host fits the profile]")
+                             " [no InfiniBand device (or P_Key parent) on this host fits the profile]"
+                             f" (already done: {NMCLI} connection add type infiniband con-name ib0 connection.interface-name ib0"
+                             " infiniband.transport-mode datagram)")
+    assert result["commands"] == lines(writes(nm)[:1])
     assert len(nm.profiles) == 1
 
 
@@ -381,3 +391,101 @@ def test_bad_input_fails_before_any_change(nm, args, msg):
     assert result["msg"].startswith(msg)
     assert writes(nm) == []
     assert nm.profiles == []
+
+
+# --- the result contract: before/after, commands as lines, progress on failure -------------
+
+def test_before_and_after_are_the_views_the_diff_shows(nm):
+    created = run(CONNECTED)
+    assert created["before"] is None and created["diff"]["before"] == ""
+    assert created["after"] == {"connection.interface-name": "ib0", "infiniband.transport-mode": "connected", "infiniband.mtu": "65520"}
+    assert created["diff"]["after"] == "".join(f"{prop}: {value}\n" for prop, value in created["after"].items())
+    modified = run(dict(CONNECTED, mtu=2044))
+    assert modified["before"] == created["after"]
+    assert modified["after"] == dict(created["after"], **{"infiniband.mtu": "2044"})
+    assert modified["diff"]["before"] == "".join(f"{prop}: {value}\n" for prop, value in modified["before"].items())
+    again = run(dict(CONNECTED, mtu=2044))
+    assert again["changed"] is False and again["before"] == again["after"] == modified["after"]
+
+
+def test_absent_before_holds_each_deleted_profile_by_uuid(nm):
+    uuid = nm.add_profile("gone", infiniband__mtu="2044")
+    result = run({"name": "gone", "state": "absent"})
+    assert result["after"] == {} and list(result["before"]) == [uuid]
+    assert result["before"][uuid]["infiniband.mtu"] == "2044"
+    assert result["diff"]["before"] == f"# gone ({uuid})\n" + "".join(f"{prop}: {value}\n" for prop, value in result["before"][uuid].items())
+    assert run({"name": "gone", "state": "absent"})["before"] == {}
+
+
+@pytest.mark.parametrize("name", ["t:e\\st", "my ib'0", "rdma:fabric\\ib0", "ib;0 $x"])
+def test_commands_are_lines_a_shell_splits_back_into_the_argv_run(nm, name):
+    result = run({"name": name, "transport_mode": "connected", "ipv4": {"method": "manual", "addresses": ["192.0.2.1/24"]}})
+    assert result["changed"] is True and len(result["commands"]) == 1
+    assert [shlex.split(line) for line in result["commands"]] == writes(nm)
+    uuid = nm.profiles[0]["uuid"]
+    result = run({"name": name, "mtu": 2044})
+    assert result["commands"] == [f"{NMCLI} connection modify uuid {uuid} infiniband.mtu 2044"]
+    result = run({"name": name, "state": "absent"}, check_mode=True)
+    assert result["commands"] == [f"{NMCLI} connection delete uuid {uuid}"]
+
+
+def test_check_mode_up_of_a_new_profile_lists_both_commands(nm):
+    result = run({"name": "ib0", "ifname": "ib0", "state": "up"}, check_mode=True)
+    assert result["changed"] is True and nm.profiles == [] and writes(nm) == []
+    assert result["commands"] == [f"{NMCLI} connection add type infiniband con-name ib0 connection.interface-name ib0"
+                                  " infiniband.transport-mode datagram",
+                                  f"{NMCLI} connection up uuid '<new>'"]
+    assert result["connection"]["active"] is True and result["before"] is None
+
+
+def test_up_failing_on_a_saved_profile_changes_nothing_and_says_so_in_one_line(nm):
+    nm.add_profile("ib0", connection__interface_name="ib0")
+    result = run({"name": "ib0", "state": "up"})
+    assert result["failed"] is True and result["changed"] is False
+    assert result["msg"].endswith(" [no InfiniBand device (or P_Key parent) on this host fits the profile]")
+    assert "already done" not in result["msg"] and result["commands"] == []
+
+
+def test_a_failure_after_a_delete_reports_it_as_done(nm):
+    first = nm.add_profile("dup")
+    second = nm.add_profile("dup")
+    original = nm.__class__.__call__
+
+    def refuse_second(self, argv):
+        if argv[1:3] == ["connection", "delete"] and argv[4] == second:
+            self.calls.append(argv)
+            return 4, "", "Error: Connection deletion failed: Insufficient privileges\n"
+        return original(self, argv)
+
+    nm.__class__.__call__ = refuse_second
+    try:
+        result = run({"name": "dup", "state": "absent"})
+    finally:
+        nm.__class__.__call__ = original
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == (f"deleting connection 'dup' ({second}) failed (nmcli rc 4): Error: Connection deletion failed: "
+                             f"Insufficient privileges (already done: {NMCLI} connection delete uuid {first})")
+    assert result["commands"] == [f"{NMCLI} connection delete uuid {first}"]
+    assert [profile["uuid"] for profile in nm.profiles] == [second]
+
+
+def test_a_read_back_failure_after_a_modify_reports_it_as_done(nm):
+    uuid = nm.add_profile("ib0")
+    original = nm.__class__.__call__
+    seen = []
+
+    def fail_second_read(self, argv):
+        if argv[4:6] == ["connection", "show"] and len(argv) > 6:
+            seen.append(argv)
+            if len(seen) == 2:
+                return 10, "", "Error: unknown connection\n"
+        return original(self, argv)
+
+    nm.__class__.__call__ = fail_second_read
+    try:
+        result = run({"name": "ib0", "mtu": 2044})
+    finally:
+        nm.__class__.__call__ = original
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == (f"reading connection {uuid} failed (nmcli rc 10): Error: unknown connection"
+                             f" (already done: {NMCLI} connection modify uuid {uuid} infiniband.mtu 2044)")
