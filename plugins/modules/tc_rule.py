@@ -190,8 +190,35 @@ ttl:
   returned: when O(ttl) is given
   type: int
   sample: 64
+commands:
+  description:
+    - The writes to the traffic_class and ttl files, in order (in check mode, those that would be), each as a line a
+      person could paste into a root shell (C(echo COMMAND > FILE); the module writes each command with one write).
+    - On a failure, the writes that were made before it.
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - echo dst_ip=10.0.0.1,tclass=-1 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class
+    - echo dst_ip=10.10.0.0/16,tclass=104 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class
+    - echo 64 > /sys/class/infiniband/mlx5_0/ttl/1/ttl
+before:
+  description:
+    - The port's values before the run, as the diff shows them.
+    - C(traffic_class) and C(rules) (the rule lines as the driver shows them) when the traffic_class file was read,
+      C(ttl) when O(ttl) is given.
+  returned: success
+  type: dict
+  sample: {traffic_class: null, rules: ["dst_ip=10.10.0.0/16,tclass=104"], ttl: 0}
+after:
+  description: The port's values after the run (predicted in check mode), in the form of RV(before).
+  returned: success
+  type: dict
+  sample: {traffic_class: 106, rules: ["dst_ip=10.10.0.0/16,tclass=104"], ttl: 64}
 writes:
-  description: The commands written to the traffic_class file, in order (in check mode, those that would be).
+  description:
+    - The commands written to the traffic_class file, in order (in check mode, those that would be).
+    - Deprecated, to be removed in the next release; use RV(commands).
   returned: always
   type: list
   elements: str
@@ -200,8 +227,10 @@ writes:
 
 import errno
 import os
+import shlex
+from collections import namedtuple
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _sysfs, _tclass
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _kit, _sysfs, _tclass
 
 NO_TC = (
     "device: {device} has no {path} directory: traffic class rules and TTL come with NVIDIA's vendor mlx5 driver "
@@ -209,96 +238,150 @@ NO_TC = (
     "(for RDMA-CM traffic use rdma.fabric.roce_mode tos)"
 )
 
+# The plan for tc/<port>/traffic_class: the file, the table now, the commands to write, the table they leave.
+TcPlan = namedtuple("TcPlan", "file current writes after")
 
-def _attr_file(module, device, port, kind, name):
+
+def check_device(device: str) -> None:
+    base = _sysfs.path("class", "infiniband")
+    if not os.path.isdir(os.path.join(base, device)):
+        raise _kit.Failure(f"device: no RDMA device {device!r} in {base} (found: {', '.join(_sysfs.list_dir(base)) or 'none'})")
+
+
+def attr_file(device, port, kind, name) -> str:
     """Path of tc/<port>/traffic_class or ttl/<port>/ttl, failing clearly when it is missing."""
     top = _sysfs.path("class", "infiniband", device, kind)
     if not os.path.isdir(top):
-        module.fail_json(msg=NO_TC.format(device=device, path=top))
+        raise _kit.Failure(NO_TC.format(device=device, path=top))
     filename = os.path.join(top, str(port), name)
     if not os.path.exists(filename):
         ports = ", ".join(_sysfs.list_dir(top)) or "none"
-        module.fail_json(msg=f"port: {device} has no {kind}/{port}/{name} (ports: {ports})")
+        raise _kit.Failure(f"port: {device} has no {kind}/{port}/{name} (ports: {ports})")
     return filename
 
 
-def _read(module, filename, parser):
+def read(filename, parser):
     text = _sysfs.read_attr(filename)
     if text is None:
-        module.fail_json(msg=f"cannot read {filename}")
+        raise _kit.Failure(f"cannot read {filename}")
     try:
         return parser(text)
     except ValueError as err:
-        module.fail_json(msg=f"{filename}: {err}")
+        raise _kit.Failure(f"{filename}: {err}") from None
 
 
-def _apply(module, filename, writes):
-    for number, text in enumerate(writes):
+def manages_tc(wanted: dict) -> bool:
+    """The traffic_class file is read unless only the ttl is given."""
+    return wanted["ttl"] is None or wanted["global_tclass"] is not None or bool(wanted["rules"]) or wanted["exclusive"]
+
+
+def plan_tc(wanted: dict) -> TcPlan:
+    """Read tc/<port>/traffic_class and work out the writes; reads only."""
+    tc_file = attr_file(wanted["device"], wanted["port"], "tc", "traffic_class")
+    current = read(tc_file, _tclass.parse_traffic_class)
+    writes, after = _tclass.plan(current, wanted["global_tclass"], wanted["rules"], wanted["state"], wanted["exclusive"])
+    return TcPlan(tc_file, current, writes, after)
+
+
+def write(kit, filename: str, text: str, check=None) -> None:
+    """One write(2) of text, recorded in commands as ``echo TEXT > FILE`` (nothing written in check mode).
+
+    kit.write_attr without its read-back comparison: traffic_class reads back the whole table, not the
+    command, and tc_rule words the driver's errnos itself. check(read_back) may raise before the write
+    counts as done, as kit.write_attr does.
+    """
+    line = f"echo {shlex.quote(text)} > {shlex.quote(filename)}"
+    kit.commands.append(line)
+    if kit.module.check_mode:
+        return
+    try:
+        back = _sysfs.write_attr(filename, text)
+    except _sysfs.AttrWriteError:
+        kit.commands.pop()
+        raise
+    if check:
+        check(back)
+    kit.done.append(line)
+
+
+def write_tc(kit, tc: TcPlan) -> None:
+    """Each planned command with its own write; a refusal names the command (and, through the kit, what was done)."""
+    for text in tc.writes:
         try:
-            _sysfs.write_attr(filename, text)
+            write(kit, tc.file, text)
         except _sysfs.AttrWriteError as err:
-            done = f" (after {number} of {len(writes)} writes)" if number else ""
             if err.errno == errno.ENOMEM:
-                module.fail_json(msg=f"rules: the driver's table is full ({_tclass.MAX_RULES} rules) writing {text!r}{done}")
-            module.fail_json(msg=f"rules: the driver refused {text!r}: {err.strerror}{done}")
+                raise _kit.Failure(f"rules: the driver's table is full ({_tclass.MAX_RULES} rules) writing {text!r}") from None
+            raise _kit.Failure(f"rules: the driver refused {text!r}: {err.strerror}") from None
 
 
-def _view(table):
-    return {"traffic_class": table.global_tclass, "rules": _tclass.rule_lines(table)}
+def read_back_tc(tc: TcPlan) -> None:
+    """Re-read and parse the driver's table after the writes: it must be the planned one."""
+    if not tc.writes:
+        return
+    back = read(tc.file, _tclass.parse_traffic_class)
+    if back != tc.after:
+        raise _kit.Failure(f"{tc.file} reads back {_tclass.render_table(back)!r}, "
+                           f"expected {_tclass.render_table(tc.after)!r} after {tc.writes!r}")
+
+
+def write_ttl(kit, ttl_file: str, before: int, value: int) -> None:
+    def check(back):
+        if (back or "").strip() != str(value):
+            raise _kit.Failure(f"ttl: wrote {value} to {ttl_file} but it reads back {back!r}")
+
+    if before != value:
+        try:
+            write(kit, ttl_file, str(value), check)
+        except _sysfs.AttrWriteError as err:
+            raise _kit.Failure(f"ttl: {err}") from None
+
+
+def track(tc: TcPlan, ttl_before, ttl) -> _kit.Changes:
+    """The traffic class, the rules (as the driver shows them) and the ttl, before and after."""
+    changes = _kit.Changes()
+    if tc:
+        changes.add("traffic_class", tc.current.global_tclass, tc.after.global_tclass)
+        changes.add("rules", _tclass.rule_lines(tc.current), _tclass.rule_lines(tc.after))
+    if ttl is not None:
+        changes.add("ttl", ttl_before, ttl)
+    return changes
+
+
+def report(tc: TcPlan, ttl, changes: _kit.Changes) -> dict:
+    """The result besides changed and commands; writes stays one release (deprecated for commands)."""
+    result = {"diff": changes.diff(), "before": changes.before, "after": changes.after, "writes": tc.writes if tc else []}
+    if tc:
+        result.update(traffic_class=tc.after.global_tclass, rules=_tclass.table_rules(tc.after))
+    if ttl is not None:
+        result["ttl"] = ttl
+    return result
 
 
 def main():
     module = _args.module(argument_spec=_tclass.ARGUMENT_SPEC, supports_check_mode=True, **_tclass.ARGUMENT_RULES)
-    try:
+    kit = _kit.Kit(module)
+    with kit.failures():
         wanted = _tclass.module_params(module.params)
-    except ValueError as err:
-        module.fail_json(msg=str(err))
-    device, port = wanted["device"], wanted["port"]
+        device, port, ttl = wanted["device"], wanted["port"], wanted["ttl"]
+        check_device(device)
 
-    base = _sysfs.path("class", "infiniband")
-    if not os.path.isdir(os.path.join(base, device)):
-        module.fail_json(msg=f"device: no RDMA device {device!r} in {base} (found: {', '.join(_sysfs.list_dir(base)) or 'none'})")
-    manage_tc = wanted["ttl"] is None or wanted["global_tclass"] is not None or wanted["rules"] or wanted["exclusive"]
+        # plan: read the files, work out the writes; nothing is written yet
+        tc = plan_tc(wanted) if manages_tc(wanted) else None
+        ttl_file = attr_file(device, port, "ttl", "ttl") if ttl is not None else None
+        ttl_before = read(ttl_file, _tclass.parse_ttl) if ttl_file else None
+        changes = track(tc, ttl_before, ttl)
+        result = report(tc, ttl, changes)
 
-    result = {"changed": False, "writes": []}
-    before_view = {}
-    after_view = {}
-    if manage_tc:
-        tc_file = _attr_file(module, device, port, "tc", "traffic_class")
-        current = _read(module, tc_file, _tclass.parse_traffic_class)
-        try:
-            writes, after = _tclass.plan(current, wanted["global_tclass"], wanted["rules"], wanted["state"], wanted["exclusive"])
-        except ValueError as err:
-            module.fail_json(msg=str(err))
-        if writes and not module.check_mode:
-            _apply(module, tc_file, writes)
-            back = _read(module, tc_file, _tclass.parse_traffic_class)
-            if back != after:
-                module.fail_json(
-                    msg=f"{tc_file} reads back {_tclass.render_table(back)!r}, expected {_tclass.render_table(after)!r} after {writes!r}"
-                )
-        result.update(writes=writes, traffic_class=after.global_tclass, rules=_tclass.table_rules(after))
-        result["changed"] = bool(writes)
-        before_view = _view(current)
-        after_view = _view(after)
-
-    if wanted["ttl"] is not None:
-        ttl_file = _attr_file(module, device, port, "ttl", "ttl")
-        ttl_before = _read(module, ttl_file, _tclass.parse_ttl)
-        if ttl_before != wanted["ttl"]:
-            result["changed"] = True
-            if not module.check_mode:
-                try:
-                    back = _sysfs.write_attr(ttl_file, str(wanted["ttl"]))
-                except _sysfs.AttrWriteError as err:
-                    module.fail_json(msg=f"ttl: {err}")
-                if (back or "").strip() != str(wanted["ttl"]):
-                    module.fail_json(msg=f"ttl: wrote {wanted['ttl']} to {ttl_file} but it reads back {back!r}")
-        result["ttl"] = wanted["ttl"]
-        before_view["ttl"] = ttl_before
-        after_view["ttl"] = wanted["ttl"]
-
-    module.exit_json(diff={"before": before_view, "after": after_view}, **result)
+        if tc:
+            write_tc(kit, tc)  # check mode: recorded in commands, nothing written
+        if ttl_file:
+            write_ttl(kit, ttl_file, ttl_before, ttl)
+        if module.check_mode:
+            kit.exit(bool(kit.commands), **result)
+        if tc:
+            read_back_tc(tc)
+        kit.exit(bool(kit.commands), **result)
 
 
 if __name__ == "__main__":

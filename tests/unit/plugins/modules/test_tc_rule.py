@@ -7,10 +7,14 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
+import shlex
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import tc_rule
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.mlx5_tc_emulator import Mlx5Tc, add_mlx5
@@ -33,6 +37,20 @@ def mlx5(host_paths, harness, monkeypatch):
 
 def run(args, check=False):
     return ModuleHarness.run(tc_rule, dict({"device": "mlx5_0"}, **args), check_mode=check, diff=True)[1]
+
+
+def tc_path(driver, port=1):
+    """The traffic_class file as the module names it (under class/infiniband, not the device's own path)."""
+    return f"{driver.root}/class/infiniband/mlx5_0/tc/{port}/traffic_class"
+
+
+def ttl_path(driver, port=1):
+    return f"{driver.root}/class/infiniband/mlx5_0/ttl/{port}/ttl"
+
+
+def mlx5_module(check_mode=False):
+    with patch_module_args({"_ansible_check_mode": True} if check_mode else {}):
+        return basic.AnsibleModule(argument_spec={}, supports_check_mode=True)
 
 
 def preset(driver, *writes):
@@ -262,18 +280,24 @@ def test_driver_refuses_a_write(mlx5, monkeypatch):
 
     monkeypatch.setattr(mlx5, "store", store)
     result = run({"rules": [{"dst_ip": "1.1.1.1", "tclass": 1}, {"dst_ip": "10.0.0.1", "tclass": 1}]})
-    assert result["msg"] == "rules: the driver's table is full (40 rules) writing 'dst_ip=10.0.0.1/32,tclass=1' (after 1 of 2 writes)"
+    # the first write went in: changed, and the message says so (through the kit's progress record)
+    assert result["msg"] == ("rules: the driver's table is full (40 rules) writing 'dst_ip=10.0.0.1/32,tclass=1' "
+                             f"(already done: echo dst_ip=1.1.1.1/32,tclass=1 > {tc_path(mlx5)})")
+    assert result["changed"] is True and result["commands"] == [f"echo dst_ip=1.1.1.1/32,tclass=1 > {tc_path(mlx5)}"]
     monkeypatch.setattr(mlx5, "store", refuse(errno.EINVAL, "Invalid argument"))
     result = run({"rules": [{"dst_ip": "10.0.0.2", "tclass": 1}]})
     assert result["msg"] == "rules: the driver refused 'dst_ip=10.0.0.2/32,tclass=1': Invalid argument"
+    assert result["changed"] is False and result["commands"] == []
 
 
 def test_read_back_differs(mlx5, monkeypatch):
     monkeypatch.setattr(mlx5, "store", lambda text: None)  # a driver that ignores writes
     result = run({"traffic_class": 5})
     assert result["msg"] == (
-        f"{mlx5.root}/class/infiniband/mlx5_0/tc/1/traffic_class reads back '', expected 'Global tclass=5\\n' after ['tclass=5']"
+        f"{mlx5.root}/class/infiniband/mlx5_0/tc/1/traffic_class reads back '', expected 'Global tclass=5\\n' after ['tclass=5'] "
+        f"(already done: echo tclass=5 > {tc_path(mlx5)})"
     )
+    assert result["changed"] is True
 
 
 @pytest.mark.parametrize(
@@ -324,3 +348,52 @@ def test_ttl_read_back_differs(mlx5, monkeypatch):
     monkeypatch.setattr(mlx5, "store_ttl", lambda text: None)  # a driver that ignores the write
     result = run({"ttl": 64})
     assert result["msg"] == f"ttl: wrote 64 to {mlx5.root}/class/infiniband/mlx5_0/ttl/1/ttl but it reads back '0'"
+
+
+# --- the result contract: commands as echo lines, before/after, writes kept one release ----------------------------
+def test_commands_are_echo_lines_of_the_writes(mlx5):
+    preset(mlx5, "dst_ip=192.168.0.0/16,tclass=8")
+    args = {"traffic_class": 106, "rules": RULES[:2], "exclusive": True, "ttl": 64}
+    check = run(args, check=True)
+    result = run(args)
+    writes = ["dst_ip=192.168.0.0,tclass=-1", "tclass=106", "src_ip=1.1.1.2,dst_ip=1.1.1.0/24,tclass=16", "dst_ip=10.0.0.0/8,tclass=104"]
+    assert check["writes"] == result["writes"] == writes  # deprecated, kept one release
+    lines = [f"echo {text} > {tc_path(mlx5)}" for text in writes] + [f"echo 64 > {ttl_path(mlx5)}"]
+    assert check["commands"] == result["commands"] == lines
+    assert mlx5.writes == [("traffic_class", text) for text in writes] + [("ttl", "64")]
+    for line in lines:  # what a person would paste: echo's words and the target file
+        words = shlex.split(line)
+        assert words[0] == "echo" and words[-2] == ">" and words[-1] in (tc_path(mlx5), ttl_path(mlx5))
+    again = run(args)
+    assert again["changed"] is False and again["commands"] == [] and again["writes"] == []
+
+
+def test_commands_quote_what_a_shell_would_split(mlx5):
+    kit = _kit.Kit(mlx5_module(check_mode=True))
+    tc_rule.write(kit, "/sys/class/infiniband/mlx 5/tc/1/traffic_class", "a b")
+    assert kit.commands == ["echo 'a b' > '/sys/class/infiniband/mlx 5/tc/1/traffic_class'"] and kit.done == []
+
+
+@pytest.mark.parametrize("args, check", [({"rules": RULES, "ttl": 64}, False), ({"rules": RULES, "ttl": 64}, True),
+                                         ({"ttl": 64}, False), ({}, False)])
+def test_before_and_after_are_the_diff_views(mlx5, args, check):
+    result = run(args, check=check)
+    assert result["before"] == result["diff"]["before"] and result["after"] == result["diff"]["after"]
+    assert set(result) >= {"changed", "diff", "before", "after", "commands", "writes"}
+
+
+def test_ttl_refused_after_the_rules_reports_them(mlx5, monkeypatch):
+    monkeypatch.setattr(mlx5, "store_ttl", refuse(errno.EINVAL, "Invalid argument"))
+    result = run({"traffic_class": 106, "ttl": 64})
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == (f"ttl: writing '64' to {ttl_path(mlx5)} failed: Invalid argument (EINVAL) "
+                             f"(already done: echo tclass=106 > {tc_path(mlx5)})")
+    assert result["commands"] == [f"echo tclass=106 > {tc_path(mlx5)}"]
+    assert mlx5.val == 106
+
+
+def test_missing_ttl_file_fails_before_any_write(mlx5):
+    os.unlink(mlx5.ttl_file)
+    result = run({"traffic_class": 106, "ttl": 64})
+    assert result["msg"] == "port: mlx5_0 has no ttl/1/ttl (ports: 1, 2)"
+    assert result["changed"] is False and mlx5.writes == []
