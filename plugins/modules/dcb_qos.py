@@ -232,12 +232,29 @@ ecn:
   type: dict
   sample: {np: [false, false, false, true, false, false, false, false], rp: [false, false, false, true, false, false, false, false],
            cnp_dscp: 48, cnp_priority: 6}
+before:
+  description:
+    - The managed part of the state before the run, as the diff shows it, with the keys of the options given (C(pfc),
+      C(ets), C(dscp_prio), C(ecn)) in the shapes of RV(pfc), RV(ets), RV(dscp_prio) and RV(ecn).
+  returned: always
+  type: dict
+  sample: {pfc: [], dscp_prio: []}
+after:
+  description:
+    - The managed part of the state after the run (read back; in check mode, predicted), with the keys of RV(before).
+  returned: always
+  type: dict
+  sample: {pfc: [3], dscp_prio: [{dscp: 26, priority: 3}]}
 commands:
-  description: The C(dcb) commands run (or, in check mode, that would run) and the sysfs writes, in order.
+  description:
+    - The C(dcb) commands run (or, in check mode, that would run) and the sysfs writes, in order, each as a line that
+      can be pasted into a shell; a sysfs write is C(echo VALUE > FILE).
+    - Earlier versions named the tool C(dcb) without its path and wrote a sysfs write as C(write VALUE to FILE).
   returned: always
   type: list
   elements: str
-  sample: ["dcb pfc set dev enp1s0f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"]
+  sample: ["/usr/sbin/dcb pfc set dev enp1s0f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off",
+           "echo 1 > /sys/class/net/enp1s0f0np0/ecn/roce_np/enable/3"]
 """
 
 import os
@@ -246,6 +263,35 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _args, _dcb, _k
 
 OBJECTS = ("pfc", "ets", "app")
 PARSERS = {"pfc": _dcb.parse_pfc, "ets": _dcb.parse_ets, "app": _dcb.parse_app}
+DCB_HINT = "install iproute2 5.11 or later, which provides dcb(8)"
+
+ARGUMENT_SPEC = dict(
+    netdev=dict(type="str", required=True),
+    pfc=dict(type="list", elements="int"),
+    ets=dict(
+        type="dict",
+        options=dict(
+            prio_tc=dict(type="list", elements="int"),
+            tc_tsa=dict(type="list", elements="str", choices=list(_dcb.TSA_NAMES)),
+            tc_bw=dict(type="list", elements="int"),
+        ),
+    ),
+    dscp_prio=dict(
+        type="list",
+        elements="dict",
+        options=dict(dscp=dict(type="int", required=True), priority=dict(type="int", required=True)),
+    ),
+    dscp_prio_exclusive=dict(type="bool", default=False),
+    ecn=dict(
+        type="dict",
+        options=dict(
+            priorities=dict(type="list", elements="int"),
+            cnp_dscp=dict(type="int"),
+            cnp_priority=dict(type="int"),
+        ),
+    ),
+    unsupported=dict(type="str", choices=["fail", "skip"], default="fail"),
+)
 
 
 def _driver(netdev):
@@ -255,22 +301,22 @@ def _driver(netdev):
         return "none"
 
 
-def _read_dcb(module, dcb, netdev):
+def _read_dcb(kit, dcb, netdev):
     """{'pfc': parsed or None, ...} and {'obj': message} for the objects the driver refused."""
     state, refused = {}, {}
     for obj in OBJECTS:
-        rc, out, err = _kit.run(module, [dcb] + _dcb.show_argv(obj, netdev))
+        rc, out, err = kit.query([dcb] + _dcb.show_argv(obj, netdev))
         if rc != 0:
             message = _kit.first_line(err) or _kit.first_line(out) or f"rc={rc}"
             if _dcb.is_unsupported(err):
                 state[obj] = None
                 refused[obj] = message
                 continue
-            module.fail_json(msg=f"dcb {obj} show dev {netdev} failed (rc={rc}): {message}")
+            raise _kit.Failure(f"dcb {obj} show dev {netdev} failed (rc={rc}): {message}")
         try:
             state[obj] = PARSERS[obj](out)
         except ValueError as err_value:
-            module.fail_json(msg=f"netdev {netdev}: {err_value}")
+            raise _kit.Failure(f"netdev {netdev}: {err_value}") from None
     return state, refused
 
 
@@ -302,6 +348,20 @@ def _managed(report, desired):
     return view
 
 
+def _refuse_or_skip(kit, unsupported, refused, desired, found):
+    """Fail (unsupported=fail) or exit unchanged (skip) when the driver refuses a DCB object the task manages."""
+    wanted_objects = {"pfc": desired["pfc"], "ets": desired["ets"], "app": desired["dscp_prio"]}
+    blocking = [obj for obj in OBJECTS if obj in refused and wanted_objects[obj] is not None]
+    if len(refused) == len(OBJECTS) and not blocking:
+        blocking = list(OBJECTS)
+    if not blocking:
+        return
+    reason = f"netdev {found['netdev']} (driver {found['driver']}) has no DCB support: dcb {blocking[0]} show: {refused[blocking[0]]}"
+    if unsupported == "fail":
+        kit.fail(f"{reason}; use a DCB-capable NIC or unsupported=skip", netdev=found["netdev"], driver=found["driver"], dcb_supported=False)
+    kit.exit(False, dcb_supported=False, skipped_reason=reason, diff={"before": {}, "after": {}}, before={}, after={}, **found)
+
+
 def _plan(netdev, state, ecn, desired, exclusive):
     """(dcb argv tails, ecn writes, predicted state, predicted ecn)."""
     argvs, after = [], dict(state)
@@ -328,85 +388,35 @@ def _plan(netdev, state, ecn, desired, exclusive):
 
 
 def main():
-    module = _args.module(
-        argument_spec=dict(
-            netdev=dict(type="str", required=True),
-            pfc=dict(type="list", elements="int"),
-            ets=dict(
-                type="dict",
-                options=dict(
-                    prio_tc=dict(type="list", elements="int"),
-                    tc_tsa=dict(type="list", elements="str", choices=list(_dcb.TSA_NAMES)),
-                    tc_bw=dict(type="list", elements="int"),
-                ),
-            ),
-            dscp_prio=dict(
-                type="list",
-                elements="dict",
-                options=dict(dscp=dict(type="int", required=True), priority=dict(type="int", required=True)),
-            ),
-            dscp_prio_exclusive=dict(type="bool", default=False),
-            ecn=dict(
-                type="dict",
-                options=dict(
-                    priorities=dict(type="list", elements="int"),
-                    cnp_dscp=dict(type="int"),
-                    cnp_priority=dict(type="int"),
-                ),
-            ),
-            unsupported=dict(type="str", choices=["fail", "skip"], default="fail"),
-        ),
-        supports_check_mode=True,
-    )
+    module = _args.module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    kit = _kit.Kit(module)
     params = module.params
     netdev = params["netdev"]
-    try:
+    with kit.failures():
         _validate.netdev_name(netdev, "netdev")
         desired = _dcb.desired_state(pfc=params["pfc"], ets=params["ets"], dscp_prio=params["dscp_prio"], ecn=params["ecn"])
-    except ValueError as err:
-        module.fail_json(msg=str(err))
+        dcb = kit.tool("dcb", DCB_HINT)
+        if not os.path.isdir(_sysfs.path("class", "net", netdev)):
+            raise _kit.Failure(f"netdev: no interface {netdev!r} in {_sysfs.path('class', 'net')}")
 
-    dcb = module.get_bin_path("dcb")
-    if not dcb:
-        module.fail_json(msg="dcb: command not found; install iproute2 5.11 or later, which provides dcb(8)")
-    if not os.path.isdir(_sysfs.path("class", "net", netdev)):
-        module.fail_json(msg=f"netdev: no interface {netdev!r} in {_sysfs.path('class', 'net')}")
-    driver = _driver(netdev)
+        # plan: the DCB state from dcb's show commands, the ECN files, what differs
+        state, refused = _read_dcb(kit, dcb, netdev)
+        ecn = _read_ecn(netdev)
+        found = dict(netdev=netdev, driver=_driver(netdev), ecn_supported=ecn is not None)
+        _refuse_or_skip(kit, params["unsupported"], refused, desired, found)
+        before = _managed(_report(state, ecn), desired)
+        argvs, writes, after, ecn_after = _plan(netdev, state, ecn, desired, params["dscp_prio_exclusive"])
+        changed = bool(argvs or writes)
 
-    state, refused = _read_dcb(module, dcb, netdev)
-    wanted_objects = {"pfc": desired["pfc"], "ets": desired["ets"], "app": desired["dscp_prio"]}
-    blocking = [obj for obj in OBJECTS if obj in refused and wanted_objects[obj] is not None]
-    if len(refused) == len(OBJECTS) and not blocking:
-        blocking = list(OBJECTS)
-    ecn = _read_ecn(netdev)
-    if blocking:
-        reason = f"netdev {netdev} (driver {driver}) has no DCB support: dcb {blocking[0]} show: {refused[blocking[0]]}"
-        if params["unsupported"] == "fail":
-            module.fail_json(msg=f"{reason}; use a DCB-capable NIC or unsupported=skip", netdev=netdev, driver=driver, dcb_supported=False)
-        module.exit_json(changed=False, netdev=netdev, driver=driver, dcb_supported=False, skipped_reason=reason,
-                         ecn_supported=ecn is not None, ecn=ecn, commands=[])
+        _apply(kit, dcb, netdev, argvs, writes)  # check mode: recorded in commands, not run
+        if module.check_mode or not changed:
+            _exit(kit, changed, found, before, desired, _report(after, ecn_after))
+        _exit(kit, changed, found, before, desired, _read_back(kit, dcb, netdev, after))
 
-    initial = _report(state, ecn)
-    argvs, writes, after, ecn_after = _plan(netdev, state, ecn, desired, params["dscp_prio_exclusive"])
-    ecn_base = _sysfs.path("class", "net", netdev)
-    files = _dcb.ecn_files()
-    commands = [" ".join(["dcb"] + argv) for argv in argvs]
-    commands += [f"write {value} to {os.path.join(ecn_base, *files[key])}" for key, value in writes]
-    changed = bool(argvs or writes)
 
-    if changed and not module.check_mode:
-        _apply(module, dcb, argvs, writes, ecn_base, files, commands)
-        state, _refused = _read_dcb(module, dcb, netdev)
-        for key in ("ets", "pfc", "app"):
-            if after.get(key) is not None and _comparable(state.get(key), key) != _comparable(after[key], key):
-                module.fail_json(msg=f"netdev {netdev}: dcb accepted the change but {key} reads back {_comparable(state.get(key), key)!r}",
-                                 commands=commands)
-        after, ecn_after = state, _read_ecn(netdev)
-
-    result = _report(after, ecn_after)
-    diff = {"before": _managed(initial, desired), "after": _managed(result, desired)}
-    module.exit_json(changed=changed, netdev=netdev, driver=driver, dcb_supported=True, ecn_supported=ecn is not None,
-                     commands=commands, diff=diff, **result)
+def _exit(kit, changed, found, before, desired, report):
+    after = _managed(report, desired)
+    kit.exit(changed, dcb_supported=True, diff={"before": before, "after": after}, before=before, after=after, **found, **report)
 
 
 def _comparable(parsed, key):
@@ -419,20 +429,33 @@ def _comparable(parsed, key):
     return parsed["dscp_prio"]
 
 
-def _apply(module, dcb, argvs, writes, ecn_base, files, commands):
+def _apply(kit, dcb, netdev, argvs, writes):
+    """The dcb commands, then the ECN writes (each one write(2) and a read-back), through the kit."""
     for argv in argvs:
-        rc, out, err = _kit.run(module, [dcb] + argv)
-        if rc != 0:
-            message = _kit.first_line(err) or _kit.first_line(out) or "no message"
-            module.fail_json(msg=f"dcb {' '.join(argv)} failed (rc={rc}): {message}", commands=commands)
+        kit.change([dcb] + argv, explain=_dcb_failed(argv))
+    files = _dcb.ecn_files()
     for key, value in writes:
-        filename = os.path.join(ecn_base, *files[key])
         try:
-            back = _sysfs.write_attr(filename, value)
+            kit.write_attr(_sysfs.path("class", "net", netdev, *files[key]), value)
         except _sysfs.AttrWriteError as err:
-            module.fail_json(msg=str(err), commands=commands)
-        if (back or "").strip() != value:
-            module.fail_json(msg=f"{filename}: wrote {value!r} but it reads back {back!r}", commands=commands)
+            raise _kit.Failure(str(err)) from None
+
+
+def _dcb_failed(argv):
+    """The one-line message for a failed dcb command: the command without the tool's path, and dcb's first line."""
+    def explain(rc, out, err):
+        message = _kit.first_line(err) or _kit.first_line(out) or "no message"
+        return f"dcb {' '.join(argv)} failed (rc={rc}): {message}"
+    return explain
+
+
+def _read_back(kit, dcb, netdev, after):
+    """The report read back after the change; a Failure when the device does not show what was written."""
+    state, _refused = _read_dcb(kit, dcb, netdev)
+    for key in ("ets", "pfc", "app"):
+        if after.get(key) is not None and _comparable(state.get(key), key) != _comparable(after[key], key):
+            raise _kit.Failure(f"netdev {netdev}: dcb accepted the change but {key} reads back {_comparable(state.get(key), key)!r}")
+    return _report(state, _read_ecn(netdev))
 
 
 if __name__ == "__main__":

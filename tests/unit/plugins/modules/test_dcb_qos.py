@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 
 import pytest
 
@@ -160,7 +161,8 @@ def test_apply_then_unchanged(env):
     assert result["dscp_prio"] == [{"dscp": 26, "priority": 3}, {"dscp": 48, "priority": 6}]
     assert result["ecn"] == {"np": PFC3, "rp": PFC3, "cnp_dscp": 48, "cnp_priority": 6}
     netdir = os.path.join(env.root, "class/net", MLX)
-    assert result["commands"][-2:] == [f"write 1 to {netdir}/ecn/roce_np/enable/3", f"write 1 to {netdir}/ecn/roce_rp/enable/3"]
+    assert result["commands"][:3] == [_kit.command_line(argv) for argv in env.writes()]
+    assert result["commands"][-2:] == [f"echo 1 > {netdir}/ecn/roce_np/enable/3", f"echo 1 > {netdir}/ecn/roce_rp/enable/3"]
     assert result["diff"]["before"] == {
         "pfc": [],
         "ets": {"prio_tc": [0] * 8, "tc_tsa": ["ets"] + ["strict"] * 7, "tc_bw": [100] + [0] * 7},
@@ -183,7 +185,7 @@ def test_check_mode_writes_nothing_and_predicts(env):
     assert env.pfc == [False] * 8 and env.app == set()
     assert _ecn_file(env, "roce_np", 3) == "0"
     assert len(result["commands"]) == 5
-    assert result["commands"][1] == f"dcb pfc set dev {MLX} prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
+    assert result["commands"][1] == f"{DCB} pfc set dev {MLX} prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
     assert result["pfc"] == [3] and result["ecn"]["np"] == PFC3
     assert result["diff"]["before"]["pfc"] == [] and result["diff"]["after"]["pfc"] == [3]
 
@@ -340,7 +342,9 @@ def test_set_failure_is_reported(env):
 def test_read_back_mismatch_fails(env):
     env.ignore_writes = True
     ok, result = run({"netdev": MLX, "pfc": [3]})
-    assert not ok and result["msg"] == f"netdev {MLX}: dcb accepted the change but pfc reads back [False, False, False, False, False, False, False, False]"
+    assert not ok and result["msg"] == (f"netdev {MLX}: dcb accepted the change but pfc reads back [False, False, False, False, False, False, False, False]"
+                                        f" (already done: {DCB} pfc set dev {MLX} prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off)")
+    assert result["changed"] is True  # dcb ran and answered success: the run reports what it did
 
 
 def test_ecn_write_error(env, monkeypatch):
@@ -355,4 +359,76 @@ def test_ecn_write_error(env, monkeypatch):
 def test_ecn_read_back_mismatch(env, monkeypatch):
     monkeypatch.setattr(_sysfs, "write_attr", lambda filename, value: "0")
     ok, result = run({"netdev": MLX, "ecn": {"priorities": [3]}})
-    assert not ok and result["msg"].endswith("roce_np/enable/3: wrote '1' but it reads back '0'")
+    netdir = os.path.join(env.root, "class/net", MLX)
+    assert not ok and result["msg"] == f"wrote '1' to {netdir}/ecn/roce_np/enable/3 but it reads back '0'"
+
+
+# --- the result contract: before/after, commands as lines, progress on failure -------------
+
+def test_before_and_after_are_the_diff_views(env):
+    ok, result = run(ROCE, check_mode=True)
+    assert ok and result["before"] == result["diff"]["before"] and result["after"] == result["diff"]["after"]
+    assert result["before"]["pfc"] == [] and result["after"]["pfc"] == [3]
+    ok, result = run(ROCE)
+    assert ok and result["before"] == result["diff"]["before"] and result["after"] == result["diff"]["after"]
+    assert result["after"] == {"pfc": [3], "ets": ETS, "dscp_prio": result["dscp_prio"], "ecn": result["ecn"]}
+    ok, again = run(ROCE)
+    assert ok and again["changed"] is False and again["before"] == again["after"] == result["after"]
+
+
+def test_commands_are_lines_a_shell_runs_as_the_module_did(env):
+    ok, result = run(ROCE)
+    assert ok and len(result["commands"]) == 5
+    assert [shlex.split(line) for line in result["commands"][:3]] == env.writes()
+    netdir = os.path.join(env.root, "class/net", MLX)
+    assert [shlex.split(line) for line in result["commands"][3:]] == [
+        ["echo", "1", ">", f"{netdir}/ecn/roce_np/enable/3"], ["echo", "1", ">", f"{netdir}/ecn/roce_rp/enable/3"]]
+
+
+def test_check_mode_lists_the_same_commands_as_the_real_run(env):
+    ok, check = run(ROCE, check_mode=True)
+    assert ok and env.writes() == []
+    ok, real = run(ROCE)
+    assert ok and check["commands"] == real["commands"] and check["after"] == real["after"]
+
+
+def test_skip_reports_empty_before_and_after(env):
+    ok, result = run({"netdev": "eth1", "pfc": [3], "unsupported": "skip"})
+    assert ok and result["changed"] is False
+    assert result["before"] == result["after"] == {} and result["diff"] == {"before": {}, "after": {}}
+
+
+def test_a_dcb_failure_after_other_dcb_commands_reports_them_as_done(env):
+    env.replies[f"app replace dev {MLX} dscp-prio 26:3 48:6"] = (1, "", "Attribute write: Invalid argument\n")
+    ok, result = run(ROCE)
+    assert not ok and result["changed"] is True
+    done = [_kit.command_line(argv) for argv in env.writes()[:2]]
+    assert result["msg"] == (f"dcb app replace dev {MLX} dscp-prio 26:3 48:6 failed (rc=1): Attribute write: Invalid argument"
+                             f" (already done: {done[0]}; {done[1]})")
+    assert result["commands"] == done
+    assert _ecn_file(env, "roce_np", 3) == "0"  # nothing after the failure
+
+
+def test_an_ecn_write_failure_after_a_write_reports_it_as_done(env, monkeypatch):
+    real_write = _sysfs.write_attr
+
+    def refuse_rp(filename, value):
+        if "roce_rp" in filename:
+            raise _sysfs.AttrWriteError(filename, value, OSError(1, "Operation not permitted"))
+        return real_write(filename, value)
+
+    monkeypatch.setattr(_sysfs, "write_attr", refuse_rp)
+    ok, result = run({"netdev": MLX, "pfc": [3], "ecn": {"priorities": [3]}})
+    netdir = os.path.join(env.root, "class/net", MLX)
+    assert not ok and result["changed"] is True
+    assert result["msg"] == (f"writing '1' to {netdir}/ecn/roce_rp/enable/3 failed: Operation not permitted (EPERM)"
+                             f" (already done: {DCB} pfc set dev {MLX} prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off;"
+                             f" echo 1 > {netdir}/ecn/roce_np/enable/3)")
+    assert _ecn_file(env, "roce_np", 3) == "1" and _ecn_file(env, "roce_rp", 3) == "0"
+
+
+def test_an_ecn_file_with_an_unknown_value_is_a_one_line_failure(env):
+    _write(env.mlx, "ecn/roce_np/enable/2", "7\n")
+    ok, result = run({"netdev": MLX, "pfc": [3]})
+    assert not ok and result["changed"] is False
+    assert result["msg"] == "ecn/roce_np/enable/2: '7' is not 0 or 1" and env.writes() == []
