@@ -124,6 +124,18 @@ EXAMPLES = r"""
     persistent: false
   check_mode: true
   register: roce
+
+- name: Show what setting ToS 106 would run, as lines to paste into a shell
+  rdma.fabric.roce_mode:
+    device: rxe0
+    tos: 106
+    persistent: false
+  check_mode: true
+  register: roce_plan
+
+- name: Print the commands
+  ansible.builtin.debug:
+    var: roce_plan.commands
 """
 
 RETURN = r"""
@@ -169,75 +181,132 @@ persist_file:
   returned: always
   type: str
   sample: /etc/rdma-fabric/roce/mlx5_0.conf
+before:
+  description:
+    - The port's values and its persisted values before the change, as the diff shows them.
+    - C(mode) and C(tos) are V(null) when they could not be read (check mode without configfs or C(rdma_cm)).
+  returned: always
+  type: dict
+  version_added: 0.1.0
+  sample: {mode: v2, tos: 0, persisted: {}}
+after:
+  description: The port's values and its persisted values after the change (predicted in check mode).
+  returned: always
+  type: dict
+  version_added: 0.1.0
+  sample: {mode: v2, tos: 106, persisted: {mode: v2, tos: 106}}
+commands:
+  description:
+    - What the module ran (in check mode, would run) to change the host, each as a line a person could paste into a
+      shell, in order; the same type in every module of the collection.
+    - Mounting configfs and loading C(rdma_cm) as the tool command lines, each configfs value as
+      C(echo VALUE > FILE), with C(mkdir) and C(rmdir) of the device's configfs group around the writes when the group
+      did not exist. The persistence files are not commands; they show in the diff and in RV(persisted).
+  returned: always
+  type: list
+  elements: str
+  version_added: 0.1.0
+  sample:
+    - mkdir /sys/kernel/config/rdma_cm/rxe0
+    - echo 106 > /sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos
+    - rmdir /sys/kernel/config/rdma_cm/rxe0
 actions:
-  description: What the module did (or would do) besides writing values, such as mounting configfs or loading rdma_cm.
+  description:
+    - What the module did (or would do) besides writing values, such as mounting configfs or loading rdma_cm.
+    - Deprecated, to be removed in the next release; use RV(commands), which has the same steps as command lines.
   returned: always
   type: list
   elements: str
   sample: [loaded rdma_cm]
 """
 
+import contextlib
 import errno
 import os
-import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _roce, _kit, _sysfs
 
+HINTS = {
+    "mount": "install util-linux (the mount package on Debian and Ubuntu)",
+    "modprobe": "install kmod",
+    "systemd-tmpfiles": "install systemd, or set persistent=false (persistence needs systemd and udev)",
+}
 
-def _fail_run(module, what, rc, err):
-    module.fail_json(msg=f"{what} failed (rc={rc}): {_kit.first_line(err) or 'no message'}")
+
+def _tool_failed(what):
+    """kit.change's explain: '<what> failed (rc=N): <the tool's first line>'."""
+    return lambda rc, _out, err: f"{what} failed (rc={rc}): {_kit.first_line(err) or 'no message'}"
 
 
-def _check_device(module, device, port):
+def _check_device(device, port):
     base = _sysfs.path("class", "infiniband")
     if not os.path.isdir(os.path.join(base, device)):
         found = ", ".join(_sysfs.list_dir(base)) or "none"
-        module.fail_json(msg=f"device: no RDMA device {device!r} in {base} (found: {found})")
+        raise _kit.Failure(f"device: no RDMA device {device!r} in {base} (found: {found})")
     ports = _sysfs.list_dir(os.path.join(base, device, "ports"))
     if str(port) not in ports:
-        module.fail_json(msg=f"port: {device} has no port {port} (ports: {', '.join(ports) or 'none'})")
+        raise _kit.Failure(f"port: {device} has no port {port} (ports: {', '.join(ports) or 'none'})")
 
 
-def _prepare_configfs(module, actions):
-    """Mount configfs and load rdma_cm when needed; False when check mode cannot read."""
+def _prepare_configfs(kit, actions):
+    """Mount configfs and load rdma_cm when needed (kit.change: in commands, skipped in check mode).
+
+    Returns False when check mode cannot read the values. actions: the deprecated record of the same steps.
+    """
     root = _sysfs.configfs_root()
-    try:
-        with open(_roce.PROC_MOUNTS, encoding="utf-8") as handle:
-            mounts = handle.read()
-    except OSError as err:
-        module.fail_json(msg=f"cannot read {_roce.PROC_MOUNTS}: {err.strerror}")
+    mounts = _kit.read_file(_roce.PROC_MOUNTS)
+    if mounts is None:
+        raise _kit.Failure(f"cannot read {_roce.PROC_MOUNTS}: {os.strerror(errno.ENOENT)}")
     if not _roce.configfs_mounted(mounts, root):
-        if module.check_mode:
-            actions.append(f"mounted configfs at {root}")
-            return False
-        rc, _out, err = _kit.run(module, [module.get_bin_path("mount", required=True), "-t", "configfs", "configfs", root])
-        if rc != 0:
-            _fail_run(module, f"mounting configfs at {root}", rc, err)
+        kit.change([kit.tool("mount", HINTS["mount"]), "-t", "configfs", "configfs", root], _tool_failed(f"mounting configfs at {root}"))
         actions.append(f"mounted configfs at {root}")
-    if not os.path.isdir(_roce.rdma_cm_root()):
-        if module.check_mode:
-            actions.append("loaded rdma_cm")
+        if kit.module.check_mode:
             return False
-        rc, _out, err = _kit.run(module, [module.get_bin_path("modprobe", required=True), "rdma_cm"])
-        if rc != 0:
-            _fail_run(module, "modprobe rdma_cm", rc, err)
+    if not os.path.isdir(_roce.rdma_cm_root()):
+        kit.change([kit.tool("modprobe", HINTS["modprobe"]), "rdma_cm"], _tool_failed("modprobe rdma_cm"))
         actions.append("loaded rdma_cm")
+        if kit.module.check_mode:
+            return False
         if not os.path.isdir(_roce.rdma_cm_root()):
-            module.fail_json(msg=f"rdma_cm is loaded but {_roce.rdma_cm_root()} is missing: the kernel lacks CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS")
+            raise _kit.Failure(f"rdma_cm is loaded but {_roce.rdma_cm_root()} is missing: the kernel lacks CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS")
     return True
 
 
-def _read_current(module, device, port):
-    current = {}
-    for attr in _roce.ATTRS:
+@contextlib.contextmanager
+def _configfs_group(module, device, ready):
+    """The device's configfs group while its values are read and written: made when missing, removed after.
+
+    Yields whether this run makes it. In check mode before configfs or rdma_cm is there, nothing is made, but a
+    real run would make it (for the commands). Removing it is a warning when it fails: the values stay.
+    """
+    group = _roce.group_path(device)
+    if not ready or os.path.isdir(group):
+        yield not ready
+        return
+    try:
+        _roce.create_group(group)
+    except OSError as err:
+        if err.errno == errno.ENODEV:
+            raise _kit.Failure(f"device: rdma_cm has no device {device!r} (mkdir {group}: No such device)") from None
+        raise _kit.Failure(f"device: cannot create {group}: {err.strerror}") from None
+    try:
+        yield True
+    finally:
+        try:
+            _roce.remove_group(group)
+        except OSError as err:
+            module.warn(f"could not remove the configfs group {group} this module created: {err.strerror}")
+
+
+def _read_current(device, port, ready):
+    """The port's values in the kernel's vocabulary; None each when configfs is not ready (check mode)."""
+    current = dict.fromkeys(_roce.ATTRS)
+    for attr in _roce.ATTRS if ready else ():
         filename = _roce.attr_path(device, port, attr)
         text = _sysfs.read_attr(filename)
         if text is None:
-            module.fail_json(msg=f"port: cannot read {filename}: rdma_cm shows no port {port} for {device}")
-        try:
-            current[attr] = _roce.parse_attr(attr, text)
-        except ValueError as err:
-            module.fail_json(msg=str(err))
+            raise _kit.Failure(f"port: cannot read {filename}: rdma_cm shows no port {port} for {device}")
+        current[attr] = _roce.parse_attr(attr, text)
     return current
 
 
@@ -247,125 +316,77 @@ def _port_gid_types(device, port):
     return _roce.gid_types(_sysfs.read_attr(os.path.join(types_dir, entry)) for entry in _sysfs.list_dir(types_dir))
 
 
-def _unsupported_mode(module, device, port, value, types, why):
-    module.fail_json(msg=f"mode: port {port} of {device} does not support {value!r} ({why}); "
-                         f"GID types on the port: {', '.join(types) or 'none populated'}")
+def _unsupported_mode(device, port, value, types, why):
+    return _kit.Failure(f"mode: port {port} of {device} does not support {value!r} ({why}); "
+                        f"GID types on the port: {', '.join(types) or 'none populated'}")
 
 
-def _predict_mode(module, device, port, writes):
+def _predict_mode(device, port, writes):
     """Check mode: fail as the real run will when the port has GIDs, none of the requested type."""
     for attr, value in writes:
         if attr == "mode":
             types = _port_gid_types(device, port)
             if types and value not in types:
-                _unsupported_mode(module, device, port, value, types, "no GID of that type: the kernel would answer EINVAL")
+                raise _unsupported_mode(device, port, value, types, "no GID of that type: the kernel would answer EINVAL")
 
 
-def _write(module, device, port, attr, value):
-    filename = _roce.attr_path(device, port, attr)
-    try:
-        back = _sysfs.write_attr(filename, value)
-    except _sysfs.AttrWriteError as err:
-        if attr == "mode" and err.errno == errno.EINVAL:
-            _unsupported_mode(module, device, port, value, _port_gid_types(device, port), "the kernel answered EINVAL")
-        module.fail_json(msg=f"{attr}: {err}")
-    expected = str(value)
-    if (back or "").strip() != expected:
-        module.fail_json(msg=f"{attr}: wrote {expected!r} to {filename} but it reads back {back!r}")
+def _write_values(kit, device, port, writes, made):
+    """Write the values through the kit (each an echo line in commands; nothing is written in check mode).
 
-
-def _write_file(module, path, text):
-    """Write text atomically: a temporary file in the same directory, then atomic_move."""
-    directory = os.path.dirname(path)
-    tmp = None
-    try:
-        os.makedirs(directory, mode=0o755, exist_ok=True)
-        exists = os.path.exists(path)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".rdma-fabric-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        if not exists:
-            os.chmod(tmp, 0o644)
-    except OSError as err:
-        if tmp is not None:
-            os.unlink(tmp)
-        module.fail_json(msg=f"persistent: cannot write {path}: {err.strerror}")
-    module.atomic_move(tmp, path)
-
-
-def _read_file(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise ValueError(f"persistent: cannot read {path}: {err.strerror}") from None
-
-
-def _fail_with_progress(module, actions, applied):
-    """From here on, a failure also names what this run already changed, and reports changed=true.
-
-    actions (configfs mounted, rdma_cm loaded) holds only what was done outside check mode;
-    applied collects the values and files written.
+    When this run made the device's group, commands name it around the writes (mkdir, rmdir), so that they work
+    when pasted; the group is not kept, so it is not in what was done.
     """
-    fail = module.fail_json
+    group = _roce.group_path(device)
+    if writes and made:
+        kit.commands.append(_kit.command_line(["mkdir", group]))
+    for attr, value in writes:
+        try:
+            kit.write_attr(_roce.attr_path(device, port, attr), value, what=f"{attr}: ", done=f"set {attr} to {value}")
+        except _sysfs.AttrWriteError as err:
+            if attr == "mode" and err.errno == errno.EINVAL:
+                raise _unsupported_mode(device, port, value, _port_gid_types(device, port), "the kernel answered EINVAL") from None
+            raise _kit.Failure(f"{attr}: {err}") from None
+    if writes and made:
+        kit.commands.append(_kit.command_line(["rmdir", group]))
 
-    def fail_json(msg, **kwargs):
-        done = ([] if module.check_mode else actions) + applied
-        if done:
-            msg = f"{msg} (already done: {'; '.join(done)})"
-            kwargs["changed"] = True
-        fail(msg=msg, **kwargs)
 
-    module.fail_json = fail_json
+def _read_persisted(path):
+    """A persistence file's text, None when it does not exist; an error names the option."""
+    try:
+        return _kit.read_file(path)
+    except _kit.Failure as err:
+        raise _kit.Failure(f"persistent: {err}") from None
 
 
-def _persistence(module, device, port, desired, persistent, applied):
-    """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed)."""
+def _persistence(kit, device, port, desired, persistent):
+    """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed).
+
+    Each file is read, compared and (outside check mode) written in turn, so that a failure names the files
+    already written.
+    """
     root = _sysfs.configfs_root()
     path = _roce.persist_path(device)
-    try:
-        old_text = _read_file(path)
-    except ValueError as err:
-        module.fail_json(msg=str(err))
+    old_text = _read_persisted(path)
     entries = _roce.parse_persist(old_text or "", device, root)
     updated = _roce.update_persist(entries, port, desired, persistent)
     new_text = _roce.render_persist(device, root, updated)
     changed = False
     if new_text:
-        static = [
-            (_roce.UDEV_RULE, _roce.render_udev_rule(), "udevadm"),
-            (
-                _roce.UNIT_FILE,
-                _roce.render_unit(module.get_bin_path("modprobe", required=True), module.get_bin_path("systemd-tmpfiles", required=True)),
-                "systemctl",
-            ),
-        ]
-        for filename, content, manager in static:
-            try:
-                current = _read_file(filename)
-            except ValueError as err:
-                module.fail_json(msg=str(err))
-            if current != content:
+        unit = _roce.render_unit(kit.tool("modprobe", HINTS["modprobe"]), kit.tool("systemd-tmpfiles", HINTS["systemd-tmpfiles"]))
+        for filename, content, manager in ((_roce.UDEV_RULE, _roce.render_udev_rule(), "udevadm"), (_roce.UNIT_FILE, unit, "systemctl")):
+            if _read_persisted(filename) != content:
                 changed = True
-                if not module.check_mode:
-                    _write_file(module, filename, content)
-                    applied.append(f"wrote {filename}")
+                if not kit.module.check_mode:
+                    kit.write_file(filename, content, what="persistent: ")
                     # as rdma_link: the file is in place, a manager that is not running reads it later
-                    _kit.reload_or_warn(module, manager, filename)
+                    kit.reload_or_warn(manager, filename)
     if (old_text or "") != new_text:
         changed = True
-        if not module.check_mode:
+        if not kit.module.check_mode:
             if new_text:
-                _write_file(module, path, new_text)
-                applied.append(f"wrote {path}")
+                kit.write_file(path, new_text, what="persistent: ")
             else:
-                try:
-                    os.unlink(path)
-                except OSError as err:
-                    module.fail_json(msg=f"persistent: cannot remove {path}: {err.strerror}")
-                applied.append(f"removed {path}")
+                kit.remove_file(path, what="persistent: ")
     return _persisted_view(entries.get(port, {})), _persisted_view(updated.get(port, {})), changed
 
 
@@ -378,68 +399,51 @@ def _persisted_view(attrs):
     return view
 
 
+def _changes(current, after, persisted_before, persisted_after):
+    """The before/after views of the diff: mode, tos (module vocabulary) and the persisted values."""
+    changes = _kit.Changes()
+    for key in ("mode", "tos"):
+        changes.add(key, _roce.public_state(current)[key], _roce.public_state(after)[key])
+    changes.add("persisted", persisted_before, persisted_after)
+    return changes
+
+
 def main():
     module = _args.module(argument_spec=_roce.ARGUMENT_SPEC, supports_check_mode=True, **_roce.ARGUMENT_RULES)
-    try:
+    kit = _kit.Kit(module)
+    actions = []  # deprecated: the configfs and rdma_cm steps, which commands now carries too
+    with kit.failures():
+        # parse and validate; plan: the device, configfs (the kit mounts it and loads rdma_cm outside check mode
+        # only; check mode cannot read the values without them), the current values, the writes
         params = _roce.validate_params(module.params)
-    except ValueError as err:
-        module.fail_json(msg=str(err))
-    device, port, desired = params["device"], params["port"], params["desired"]
-
-    _check_device(module, device, port)
-    actions = []
-    applied = []
-    _fail_with_progress(module, actions, applied)
-    current = {"mode": None, "tos": None}
-    writes = _roce.writes_needed(current, desired)
-    if _prepare_configfs(module, actions):
-        group = _roce.group_path(device)
-        created = False
-        if not os.path.isdir(group):
-            try:
-                _roce.create_group(group)
-            except OSError as err:
-                if err.errno == errno.ENODEV:
-                    module.fail_json(msg=f"device: rdma_cm has no device {device!r} (mkdir {group}: No such device)")
-                module.fail_json(msg=f"device: cannot create {group}: {err.strerror}")
-            created = True
-        try:
-            current = _read_current(module, device, port)
+        device, port, desired = params["device"], params["port"], params["desired"]
+        _check_device(device, port)
+        ready = _prepare_configfs(kit, actions)
+        with _configfs_group(module, device, ready) as made:
+            current = _read_current(device, port, ready)
             writes = _roce.writes_needed(current, desired)
             if module.check_mode:
-                _predict_mode(module, device, port, writes)
-            else:
-                for attr, value in writes:
-                    _write(module, device, port, attr, value)
-                    applied.append(f"set {attr} to {value}")
-        finally:
-            if created:
-                try:
-                    _roce.remove_group(group)
-                except OSError as err:
-                    module.warn(f"could not remove the configfs group {group} this module created: {err.strerror}")
-
-    after = dict(current)
-    after.update(desired)
-    persisted_before, persisted_after, persist_changed = _persistence(module, device, port, desired, params["persistent"], applied)
-
-    before_view = _roce.public_state(current)
-    after_view = _roce.public_state(after)
-    module.exit_json(
-        changed=bool(writes or actions or persist_changed),
+                _predict_mode(device, port, writes)
+            # apply: the kit writes nothing in check mode, and reads each value back after writing it
+            _write_values(kit, device, port, writes, made)
+        persisted_before, persisted_after, persist_changed = _persistence(kit, device, port, desired, params["persistent"])
+    after = dict(current, **desired)  # read back: the kit read each written value back and compared it
+    state = _roce.public_state(after)
+    changes = _changes(current, after, persisted_before, persisted_after)
+    kit.exit(
+        bool(writes or actions or persist_changed),
         device=device,
         port=port,
-        mode=after_view["mode"],
-        tos=after_view["tos"],
-        dscp=after_view["dscp"],
-        ecn=after_view["ecn"],
+        mode=state["mode"],
+        tos=state["tos"],
+        dscp=state["dscp"],
+        ecn=state["ecn"],
         persisted=persisted_after,
         persist_file=_roce.persist_path(device),
         actions=actions,
-        diff={
-            "before": {"mode": before_view["mode"], "tos": before_view["tos"], "persisted": persisted_before},
-            "after": {"mode": after_view["mode"], "tos": after_view["tos"], "persisted": persisted_after},
-        },
+        diff=changes.diff(),
+        before=changes.before,
+        after=changes.after,
     )
 
 

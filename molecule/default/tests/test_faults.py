@@ -148,9 +148,11 @@ CASES = [
      dict(IPOIB, state="down"), {}, fails("NetworkManager")),
     # configfs and rdma_cm
     ("configfs not mounted: roce_mode in check mode", unmount_configfs(), "rdma.fabric.roce_mode", V2_106,
-     {"check_mode": True}, {"failed": False, "changed": True, "contains": {"actions": "mounted configfs"}}),
+     {"check_mode": True}, {"failed": False, "changed": True,
+                            "contains": {"actions": "mounted configfs", "commands": "mount -t configfs configfs /sys/kernel/config"}}),
     ("configfs not mounted: roce_mode mounts it", unmount_configfs(remount=False), "rdma.fabric.roce_mode", V2_106, {},
-     remedies("mounted configfs at /sys/kernel/config", "/sys/kernel/config")),
+     dict(remedies("mounted configfs at /sys/kernel/config", "/sys/kernel/config"),
+          contains={"actions": "mounted configfs at /sys/kernel/config", "commands": "mount -t configfs configfs /sys/kernel/config"})),
     ("configfs not mounted: gid_facts", unmount_configfs(), "rdma.fabric.gid_facts", {}, {},
      succeeds(**{"ansible_facts.rdma_cm_status.readable": False})),
     ("rdma_cm missing and blocked: roce_mode", block_rdma_cm(), "rdma.fabric.roce_mode", V2_106, {},

@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import roce_mode
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
@@ -450,7 +450,7 @@ def test_persist_file_not_writable(lab, monkeypatch):
     def full(**kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(roce_mode.tempfile, "mkstemp", full)
+    monkeypatch.setattr(_kit.tempfile, "mkstemp", full)
     result = run({"device": "rxe0", "tos": 1})
     assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: No space left on device (already done: set tos to 1)"
     assert result["changed"] is True
@@ -461,11 +461,12 @@ def test_persist_temp_file_removed_on_error(lab, monkeypatch):
     real_chmod = os.chmod
 
     def chmod(path, mode):
-        if os.path.basename(path).startswith(".rdma-fabric-"):
+        # the kit's temporary file next to the rule: .<name>.<random>
+        if os.path.basename(os.fsdecode(path)).startswith(f".{os.path.basename(_roce.UDEV_RULE)}."):
             raise OSError(errno.EPERM, "Operation not permitted")
         real_chmod(path, mode)
 
-    monkeypatch.setattr(roce_mode.os, "chmod", chmod)
+    monkeypatch.setattr(_kit.os, "chmod", chmod)
     result = run({"device": "rxe0", "tos": 1})
     assert result["msg"] == f"persistent: cannot write {_roce.UDEV_RULE}: Operation not permitted (already done: set tos to 1)"
     assert os.listdir(os.path.dirname(_roce.UDEV_RULE)) == []
@@ -477,3 +478,97 @@ def test_real_group_helpers(tmp_path):
     assert os.path.isdir(group)
     _roce.remove_group(group)
     assert not os.path.exists(group)
+
+
+# --- the result contract: commands, before/after, progress through the kit ---------------------
+def test_commands_are_lines_to_paste_around_the_group_it_made(lab):
+    group = _roce.group_path("rxe0")
+    expected = [f"mkdir {group}", f"echo 106 > {group}/ports/1/default_roce_tos", f"rmdir {group}"]
+    check = run({"device": "rxe0", "mode": "v2", "tos": 106, "persistent": False}, check=True)
+    assert check["commands"] == expected and lab.writes == []
+    result = run({"device": "rxe0", "mode": "v2", "tos": 106, "persistent": False})
+    assert result["commands"] == expected and lab.writes == [("rxe0", 1, "default_roce_tos", "106")]
+    assert all(isinstance(line, str) for line in result["commands"])
+    assert run({"device": "rxe0", "mode": "v2", "tos": 106, "persistent": False})["commands"] == []
+
+
+def test_commands_quote_the_mode_and_skip_an_existing_group(lab):
+    os.mkdir(_roce.group_path("mlx5_0"))
+    lab._sync("mlx5_0", 1)
+    result = run({"device": "mlx5_0", "mode": "v1", "persistent": False})
+    assert result["commands"] == [f"echo 'IB/RoCE v1' > {_roce.attr_path('mlx5_0', 1, 'mode')}"]
+
+
+def test_commands_name_mount_and_modprobe(lab):
+    root = f"{lab.root}/kernel/config"
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("sysfs /sys sysfs rw 0 0\n")
+    group = _roce.group_path("rxe0")
+    values = [f"mkdir {group}", f"echo 106 > {group}/ports/1/default_roce_tos", f"rmdir {group}"]
+    # check mode cannot read the values without configfs: it lists the write of each value given
+    check = run({"device": "rxe0", "tos": 106, "persistent": False}, check=True)
+    assert check["commands"] == [f"/usr/sbin/mount -t configfs configfs {root}"] + values
+    assert check["actions"] == [f"mounted configfs at {root}"]  # deprecated, kept one release
+    assert lab.commands == [] and lab.mkdirs == []
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    result = run({"device": "rxe0", "tos": 106, "persistent": False})
+    assert result["commands"] == [f"/usr/sbin/mount -t configfs configfs {root}", "/usr/sbin/modprobe rdma_cm"] + values
+    assert result["actions"] == [f"mounted configfs at {root}", "loaded rdma_cm"]
+
+
+def test_before_and_after_are_the_diff_views(lab):
+    for check in (True, False):
+        result = run({"device": "rxe0", "mode": "v2", "tos": 106}, check=check)
+        assert result["before"] == {"mode": "v2", "tos": 0, "persisted": {}}
+        assert result["after"] == {"mode": "v2", "tos": 106, "persisted": {"mode": "v2", "tos": 106}}
+        assert result["diff"] == {"before": result["before"], "after": result["after"]}
+    again = run({"device": "rxe0", "mode": "v2", "tos": 106})
+    assert again["before"] == again["after"] and again["changed"] is False
+
+
+def test_a_failure_after_mount_and_modprobe_names_them(lab):
+    root = f"{lab.root}/kernel/config"
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("")
+    os.rmdir(lab.root / "kernel" / "config" / "rdma_cm")
+    lab.modprobe_noop = True
+    result = run({"device": "rxe0", "tos": 106})
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == (f"rdma_cm is loaded but {root}/rdma_cm is missing: the kernel lacks CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS "
+                             f"(already done: /usr/sbin/mount -t configfs configfs {root}; /usr/sbin/modprobe rdma_cm)")
+    assert result["commands"] == [f"/usr/sbin/mount -t configfs configfs {root}", "/usr/sbin/modprobe rdma_cm"]
+
+
+def test_a_failed_tool_is_not_in_commands_or_progress(lab):
+    with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+        handle.write("")
+    lab.rc["mount"] = (32, "mount: /sys/kernel/config: permission denied.\n")
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["changed"] is False and result["commands"] == [] and "already done" not in result["msg"]
+
+
+def test_a_partial_failure_lists_the_commands_that_ran(lab):
+    os.makedirs(_roce.persist_path("rxe0"))
+    result = run({"device": "rxe0", "tos": 1})
+    group = _roce.group_path("rxe0")
+    assert result["msg"].endswith("Is a directory (already done: set tos to 1)") and result["changed"] is True
+    assert result["commands"] == [f"mkdir {group}", f"echo 1 > {group}/ports/1/default_roce_tos", f"rmdir {group}"]
+
+
+@pytest.mark.parametrize("tool, hint, when", [
+    ("mount", "install util-linux (the mount package on Debian and Ubuntu)", "unmounted"),
+    ("modprobe", "install kmod", "persistent"),
+    ("systemd-tmpfiles", "install systemd, or set persistent=false (persistence needs systemd and udev)", "persistent"),
+])
+def test_a_missing_tool_names_how_to_install_it(lab, harness, tool, hint, when):
+    if when == "unmounted":
+        with open(_roce.PROC_MOUNTS, "w", encoding="utf-8") as handle:
+            handle.write("")
+    harness.bin_path = lambda name: None if name == tool else f"/usr/sbin/{name}"
+    result = run({"device": "rxe0", "tos": 1})
+    assert result["msg"].startswith(f"{tool}: command not found; {hint}")
+    if when == "persistent":  # looked up when the persistence unit is rendered, after the value was written
+        assert result["msg"].endswith("(already done: set tos to 1)") and result["changed"] is True
+    else:
+        assert result["msg"] == f"{tool}: command not found; {hint}"
+        assert result["changed"] is False and lab.commands == [] and lab.writes == []
