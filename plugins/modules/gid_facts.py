@@ -277,7 +277,7 @@ ansible_facts:
           eth1: {device: rxe0, port: 1, index: 1, netdev: eth1, ipv4: 169.254.77.1}
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _kit, _validate
 
 
 def validate(params: dict) -> None:
@@ -298,10 +298,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    try:
+    # A fact module: it reads sysfs and configfs only and starts no process. The kit serves only its one-line
+    # failures (which carry the kit's empty commands); its facts have no commands (it runs none) and no diff.
+    with _kit.Kit(module).failures():
         validate(module.params)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), changed=False)
 
     params = module.params
     facts = _gid.collect(params["device"], params["port"], params["roce_defaults"], params["gid_table"])

@@ -259,3 +259,14 @@ def test_bad_input(sysroot, args, message):
     ok, result = run(args)
     assert not ok and result.get("changed", False) is False
     assert re.search(message, result["msg"]), result["msg"]
+
+
+def test_the_result_contract_of_a_fact_module(rdma_cm, sysroot):
+    """Facts have no commands (the module runs none) and no diff; a failure is the kit's: one line, changed false."""
+    ok, result = run({})
+    assert ok and result["changed"] is False
+    assert "commands" not in result and "diff" not in result and "before" not in result
+    ok, result = run({"device": ["rxe0", "../x"]})
+    assert not ok and result["changed"] is False and result["commands"] == []
+    assert result["msg"].startswith("device[1]: invalid RDMA device name '../x'") and "already done" not in result["msg"]
+    assert rdma_cm.mkdirs == ["rxe0", "siw0"]  # the first run's groups only: the failed one read nothing
