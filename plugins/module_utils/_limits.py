@@ -10,8 +10,8 @@ an edit unchanged, whatever its encoding. Lines are split on ``\\n`` only,
 as pam_limits reads them with getline(3).
 
 The I/O part at the end (``locked_update``) serialises read-modify-write on
-one file with flock(2) on the file's directory and replaces the file
-atomically through the caller's ``mover`` (``module.atomic_move``).
+one file with flock(2) on the file's directory; the write itself is the
+caller's (the module kit's atomic ``Kit.write_file`` and ``Kit.remove_file``).
 
 The rules below follow Linux-PAM's pam_limits.c (1.5):
 
@@ -34,12 +34,10 @@ The rules below follow Linux-PAM's pam_limits.c (1.5):
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import re
 import stat
-import tempfile
 
 MANAGED_ITEM = "memlock"
 KINDS = ("soft", "hard")
@@ -596,6 +594,21 @@ def systemd_target(current: dict, kinds: tuple, value: str) -> dict:
     return target
 
 
+def systemd_dropin(text, kinds: tuple, value: str) -> str:
+    """The drop-in's new text: value for the managed kinds, the other half as text (None: no drop-in) sets it."""
+    target = systemd_target(parse_systemd_limit(text or ""), kinds, value)
+    return render_systemd_dropin(target["soft"], target["hard"])
+
+
+def systemd_shown(text):
+    """The DefaultLimitMEMLOCK value a drop-in's text sets, as written ('infinity', 'soft:hard'), or None."""
+    limit = parse_systemd_limit(text or "")
+    if not limit:
+        return None
+    soft, hard = kib_to_systemd(limit["soft"]), kib_to_systemd(limit["hard"])
+    return soft if soft == hard else f"{soft}:{hard}"
+
+
 # --- I/O: locked read-modify-write -------------------------------------------------
 
 class UpdateResult:
@@ -621,65 +634,50 @@ def read_text(filename: str):
         return None
 
 
-def _copy_mode(filename: str, tmp: str, new_mode: int) -> None:
-    """Give tmp the mode (and, when allowed, owner) of filename, or new_mode for a new file."""
-    try:
-        info = os.stat(filename)
-    except FileNotFoundError:
-        os.chmod(tmp, new_mode)
-        return
-    os.chmod(tmp, stat.S_IMODE(info.st_mode))
-    try:
-        os.chown(tmp, info.st_uid, info.st_gid)
-    except PermissionError:
-        pass
-
-
-def locked_update(filename: str, transform, check_mode: bool = False, mover=None, backup=None,
-                  new_mode: int = 0o644, remove_when_empty: bool = False) -> UpdateResult:
+def locked_update(filename: str, transform, check_mode: bool = False, write=None, remove=None, backup=None,
+                  remove_when_empty: bool = False) -> UpdateResult:
     """Apply transform(text_or_None) -> text_or_None to filename under an exclusive lock.
 
     The lock is flock(2) on the file's directory: the file itself is
     replaced by rename, so a lock on it would not serialise writers, and a
-    directory lock leaves no lock file behind. The new text goes to a
-    temporary file in the same directory that mover(tmp, dest) renames into
-    place (module.atomic_move keeps the old file's mode and owner; a new file
-    gets new_mode). Nothing is written when the text does not change or in
-    check mode. backup(filename) is called before a write and its result
-    returned in UpdateResult.backup. A None result, or an empty one with
-    remove_when_empty, removes the file.
+    directory lock leaves no lock file behind. The lock is held from the read
+    to the end of the write, which is the caller's: write(filename, text)
+    replaces the file atomically in its directory (the module kit's
+    Kit.write_file), remove(filename) removes it (Kit.remove_file). A None
+    result, or an empty one with remove_when_empty, removes the file. Nothing
+    is written when the text does not change or in check mode. backup(filename)
+    is called before a change to an existing file and its result returned in
+    UpdateResult.backup.
+
+    A missing directory reads as no file; it is made (0755) only when the
+    file is to be written, never in check mode.
     """
     directory = os.path.dirname(os.path.abspath(filename))
+    if not os.path.isdir(directory):
+        after = _after(transform, None, remove_when_empty)
+        if after is None or check_mode:
+            return UpdateResult(None, after, False)
+        os.makedirs(directory, mode=0o755, exist_ok=True)
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
         before = read_text(filename)
-        after = transform(before)
-        if after == "" and remove_when_empty:
-            after = None
+        after = _after(transform, before, remove_when_empty)
         if after == before or check_mode:
             return UpdateResult(before, after, False)
         saved = backup(filename) if backup is not None and before is not None else None
         if after is None:
-            os.unlink(filename)
-            return UpdateResult(before, after, True, saved)
-        fd, tmp = tempfile.mkstemp(prefix=".rdma-fabric-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(after.encode("utf-8", "surrogateescape"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            _copy_mode(filename, tmp, new_mode)
-            (mover or os.replace)(tmp, filename)
-        finally:
-            try:
-                os.unlink(tmp)
-            except OSError as err:
-                if err.errno != errno.ENOENT:
-                    raise
+            remove(filename)
+        else:
+            write(filename, after)
         return UpdateResult(before, after, True, saved)
     finally:
         os.close(dir_fd)
+
+
+def _after(transform, before, remove_when_empty: bool):
+    after = transform(before)
+    return None if after == "" and remove_when_empty else after
 
 
 _FILE_KINDS = (

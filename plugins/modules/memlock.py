@@ -16,8 +16,8 @@ description:
     libibverbs warns when the limit is 32 KiB or less.
   - Every byte of the file that is not a C(memlock) entry of O(domain) is kept as it is (comments,
     tabs, CRLF line ends, a missing final newline). The file is replaced atomically (a temporary file
-    in its own directory, then a rename) and only when its content changes, so a run that changes
-    nothing leaves the file, its inode and its mtime alone.
+    in its own directory, written and synced, then a rename) and only when its content changes, so a run
+    that changes nothing leaves the file, its inode and its mtime alone.
   - Concurrent runs on the same file are serialised with C(flock) on the file's directory, so no
     entry is lost when several plays edit one file at once.
   - pam_limits applies at login only (C(su -), C(runuser -l), SSH, sudo). With O(systemd=true) the module
@@ -89,7 +89,10 @@ options:
   systemd:
     description:
       - Also set C(DefaultLimitMEMLOCK) for systemd services in C(/etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf),
-        a file this module owns, and run C(systemctl daemon-reexec) when it changes (never in check mode).
+        a file this module owns, and run C(systemctl daemon-reexec) when it changes (never in check mode; listed
+        in RV(commands) in both modes).
+      - When the drop-in is to change, C(systemctl) must be installed; without it the module fails before it
+        writes anything, in check mode too.
       - KiB values are written in bytes, V(unlimited) as C(infinity); different soft and hard values are
         written as C(soft:hard). With O(limit_type=soft) or O(limit_type=hard) the other half keeps the value
         the drop-in has, or takes the same value when there is no drop-in yet.
@@ -124,6 +127,9 @@ notes:
     C(@group), a member of that group that has no user entry and no other group entry; for C(*), a user with no
     user or group entry. For C(%group) and ranges it is not computed."
   - Lines the module adds end in LF even in a CRLF file, because pam_limits would read C(unlimited\r) as an invalid value.
+  - "A failure after a file was written (the drop-in, then O(dest), then C(systemctl daemon-reexec)) reports
+    C(changed=true), and its message ends with what was already done, for example
+    (C(already done: wrote /etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf))."
 seealso:
   - name: limits.conf(5)
     description: The pam_limits configuration file format.
@@ -215,6 +221,52 @@ systemd:
       description: Whether C(systemctl daemon-reexec) ran.
       type: bool
       sample: true
+before:
+  description:
+    - The files the module manages before the run, as RV(diff) shows them, each with its C(path) and C(content)
+      (V(null) when the file did not exist).
+  returned: always
+  type: dict
+  contains:
+    dest:
+      description: O(dest) as given, and its text.
+      type: dict
+    systemd:
+      description: The systemd drop-in, and its text; only with O(systemd=true).
+      type: dict
+  sample:
+    dest: {path: /etc/security/limits.d/90-rdma-fabric-memlock.conf, content: null}
+    systemd: {path: /etc/systemd/system.conf.d/90-rdma-fabric-memlock.conf, content: null}
+after:
+  description:
+    - The same files after the run (what check mode would leave), keyed like RV(before); C(content) is V(null)
+      for a file that does not exist or was removed.
+  returned: always
+  type: dict
+  contains:
+    dest:
+      description: O(dest) as given, and its text.
+      type: dict
+    systemd:
+      description: The systemd drop-in, and its text; only with O(systemd=true).
+      type: dict
+  sample:
+    dest: {path: /etc/security/limits.d/90-rdma-fabric-memlock.conf, content: "@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"}
+diff:
+  description:
+    - The text diff of O(dest), or with O(systemd=true) a list of two, O(dest) and the drop-in
+      (C(before_header), C(after_header), C(before), C(after) each; a missing file is empty text).
+  returned: always
+  type: raw
+commands:
+  description:
+    - The commands that changed the host, as lines a person could paste, in order; in check mode the ones
+      that would run. With O(systemd=true), C(systemctl daemon-reexec) when the drop-in changes; file writes
+      are not commands (see RV(before) and RV(after)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/usr/bin/systemctl daemon-reexec"]
 backup_file:
   description: The backup of O(dest), when O(backup=true) and it changed.
   returned: when a backup was made
@@ -225,6 +277,8 @@ backup_file:
 import grp
 import os
 import pwd
+import stat
+import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _limits, _kit
 
@@ -289,6 +343,142 @@ def _read_by_pam(dest):
     return os.path.dirname(dest) == os.path.abspath(_limits.LIMITS_DIR) and name.endswith(".conf") and not name.startswith(".")
 
 
+class _Task:
+    """The validated options and the two edits they stand for: the limits file and the systemd drop-in."""
+
+    def __init__(self, params):
+        self.domain = _limits.validate_domain(params["domain"])
+        self.kinds = _limits.kinds_for(params["limit_type"])
+        self.present = params["state"] == "present"
+        self.value = _limits.validate_value(params["value"]) if self.present else None
+        self.dest = params["dest"]
+        self.real_dest = _limits.resolve_dest(self.dest)  # a symbolic link's target: the link is kept
+        self.systemd = params["systemd"]
+        self.backup = params["backup"]
+
+    def warn(self, module):
+        if self.domain.startswith("%"):
+            module.warn(f"domain {self.domain!r}: pam_limits applies '%' domains to maxlogins only, so this memlock entry has no effect")
+        if not _read_by_pam(self.dest):
+            module.warn(f"dest {self.dest!r} is not read by pam_limits (it reads {_limits.LIMITS_CONF} and {_limits.LIMITS_DIR}/*.conf)")
+
+    def limits_text(self, text):
+        if self.present:
+            return _limits.apply_present(text or "", self.domain, self.kinds, self.value)
+        return None if text is None else _limits.apply_absent(text, self.domain, self.kinds)
+
+    def dropin_text(self, text):
+        return _limits.systemd_dropin(text, self.kinds, self.value) if self.present else None
+
+
+class _Files:
+    """The limits file's update and, with systemd=true, the drop-in's (UpdateResult each)."""
+
+    def __init__(self, limits, dropin=None, systemctl=None):
+        self.limits = limits
+        self.dropin = dropin
+        self.systemctl = systemctl
+
+    @property
+    def reexec(self) -> bool:
+        return self.dropin is not None and self.dropin.changed
+
+
+def _update(kit, task, path, transform, check, remove_when_empty=False):
+    """One locked update of path through the kit's atomic writer; with check, a read and a transform only."""
+    try:
+        return _limits.locked_update(path, transform, check_mode=check, write=_writer(kit), remove=kit.remove_file,
+                                     backup=kit.module.backup_local if task.backup else None,
+                                     remove_when_empty=remove_when_empty)
+    except OSError as err:
+        raise _kit.Failure(f"{'reading' if check else 'writing'} {err.filename or path}: {err.strerror}") from None
+
+
+def _plan(kit, task):
+    """Both edits, read and transformed under their locks and written nowhere: a bad combination fails here."""
+    limits = _update(kit, task, task.real_dest, task.limits_text, True, task.real_dest == task.dest)
+    files = _Files(limits, _update(kit, task, _limits.SYSTEMD_DROPIN, task.dropin_text, True) if task.systemd else None)
+    if files.reexec:
+        files.systemctl = kit.tool("systemctl", "install systemd, or use systemd=false on a host that does not run it")
+    return files
+
+
+def _apply(kit, task, plan):
+    """The drop-in first (when it changes), then the limits file, each read again under its lock."""
+    dropin = _update(kit, task, _limits.SYSTEMD_DROPIN, task.dropin_text, False) if plan.reexec else plan.dropin
+    return _Files(_update(kit, task, task.real_dest, task.limits_text, False, task.real_dest == task.dest), dropin, plan.systemctl)
+
+
+def _writer(kit):
+    """kit.write_file, or _write_bytes for text that holds bytes which are not UTF-8 (kept from the file as they were)."""
+    def write(path, text):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            _write_bytes(kit, path, text.encode("utf-8", "surrogateescape"))
+            return
+        kit.write_file(path, text)
+    return write
+
+
+def _write_bytes(kit, path, data):
+    """What kit.write_file does (same directory, fsync, the mode kept, atomic_move, recorded in done), for bytes.
+
+    The kit writes text as strict UTF-8, and a limits file may hold other bytes that the module keeps.
+    Such bytes come only from the existing file, whose mode is kept.
+    """
+    tmp = None
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+    except OSError as err:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise _kit.Failure(f"cannot write {path}: {err.strerror}") from None
+    kit.module.atomic_move(tmp, path)
+    kit.done.append(f"wrote {path}")
+
+
+def _reexec_failed(rc, out, err):
+    return f"systemctl daemon-reexec failed (rc {rc}): {_kit.first_line(err or out)}"
+
+
+def _warn_overridden(module, task, effective):
+    if not task.present:
+        return
+    wanted = _limits.value_kib(task.value)
+    for kind in task.kinds:
+        if effective[kind] is not None and effective[kind] != wanted:
+            where = effective[f"{kind}_from"] or "the hard limit"
+            module.warn(f"{task.domain} {kind} memlock in force is {effective[kind]}, not {wanted}: set by {where}")
+
+
+def _view(path, text):
+    return {"path": path, "content": text}
+
+
+def _result(task, files, effective, reexecuted):
+    """The result keys: the limits file's entries and effective limits, the drop-in, before/after and diff."""
+    changes = _kit.Changes()
+    changes.add("dest", _view(task.dest, files.limits.before), _view(task.dest, files.limits.after))
+    diff = _kit.text_diff(task.dest, files.limits.before, files.limits.after)
+    result = dict(dest=task.dest, entries=_limits.managed_lines(files.limits.after or "", task.domain), effective=effective)
+    if files.limits.backup:
+        result["backup_file"] = files.limits.backup
+    if task.systemd:
+        dropin = files.dropin
+        changes.add("systemd", _view(_limits.SYSTEMD_DROPIN, dropin.before), _view(_limits.SYSTEMD_DROPIN, dropin.after))
+        diff = [diff, _kit.text_diff(_limits.SYSTEMD_DROPIN, dropin.before, dropin.after)]
+        result["systemd"] = dict(dest=_limits.SYSTEMD_DROPIN, changed=dropin.changed,
+                                 default_limit_memlock=_limits.systemd_shown(dropin.after), reexecuted=reexecuted)
+    return dict(result, changed=changes.changed, diff=diff, before=changes.before, after=changes.after)
+
+
 def main():
     module = _args.module(
         argument_spec=dict(
@@ -304,109 +494,18 @@ def main():
         numbers=("value",),
         supports_check_mode=True,
     )
-    params = module.params
-    try:
-        domain = _limits.validate_domain(params["domain"])
-        kinds = _limits.kinds_for(params["limit_type"])
-        value = _limits.validate_value(params["value"]) if params["state"] == "present" else None
-        dest = params["dest"]
-        real_dest = _limits.resolve_dest(dest)  # a symbolic link's target: the link is kept
-    except ValueError as err:
-        module.fail_json(msg=str(err), changed=False)
-
-    if domain.startswith("%"):
-        module.warn(f"domain {domain!r}: pam_limits applies '%' domains to maxlogins only, so this memlock entry has no effect")
-    if not _read_by_pam(dest):
-        module.warn(f"dest {dest!r} is not read by pam_limits (it reads {_limits.LIMITS_CONF} and {_limits.LIMITS_DIR}/*.conf)")
-
-    if params["state"] == "present":
-        def transform(text):
-            return _limits.apply_present(text or "", domain, kinds, value)
-    else:
-        def transform(text):
-            return None if text is None else _limits.apply_absent(text, domain, kinds)
-
-    dropin = _limits.SYSTEMD_DROPIN
-    dropin_transform = None
-    if params["systemd"]:
-        if params["state"] == "present":
-            def dropin_transform(text):
-                current = _limits.parse_systemd_limit(text or "")
-                target = _limits.systemd_target(current, kinds, value)
-                return _limits.render_systemd_dropin(target["soft"], target["hard"])
-        else:
-            def dropin_transform(text):
-                return None
-
-    def backup(filename):
-        return module.backup_local(filename) if params["backup"] else None
-
-    def mover(src, dst):
-        module.atomic_move(src, dst)
-
-    # Plan everything (reads only), so that a bad combination fails before any write.
-    try:
-        plan = _limits.locked_update(real_dest, transform, check_mode=True, remove_when_empty=real_dest == dest)
-        dropin_plan = None
-        if params["systemd"]:
-            dropin_dir = os.path.dirname(dropin)
-            if os.path.isdir(dropin_dir):
-                dropin_plan = _limits.locked_update(dropin, dropin_transform, check_mode=True)
-            else:
-                dropin_plan = _limits.UpdateResult(None, dropin_transform(None), False)
-    except ValueError as err:
-        module.fail_json(msg=str(err), changed=False)
-    except OSError as err:
-        module.fail_json(msg=f"reading {err.filename or dest}: {err.strerror}", changed=False)
-
-    result = plan
-    dropin_result = dropin_plan
-    reexecuted = False
-    if not module.check_mode:
-        try:
-            if dropin_plan is not None and dropin_plan.changed:
-                os.makedirs(os.path.dirname(dropin), mode=0o755, exist_ok=True)
-                dropin_result = _limits.locked_update(dropin, dropin_transform, mover=mover, backup=backup)
-            result = _limits.locked_update(real_dest, transform, mover=mover, backup=backup, remove_when_empty=real_dest == dest)
-        except OSError as err:
-            module.fail_json(msg=f"writing {err.filename or dest}: {err.strerror}", changed=bool(dropin_result and dropin_result.written))
-        if dropin_result is not None and dropin_result.written:
-            systemctl = module.get_bin_path("systemctl", required=True)
-            rc, out, err = _kit.run(module, [systemctl, "daemon-reexec"])
-            if rc != 0:
-                module.fail_json(msg=f"systemctl daemon-reexec failed (rc {rc}): {_kit.first_line(err or out)}", changed=True)
-            reexecuted = True
-
-    after_text = result.after or ""
-    effective = _effective(domain, dest, result.after)
-    if params["state"] == "present":
-        for kind in kinds:
-            wanted = _limits.value_kib(value)
-            if effective[kind] is not None and effective[kind] != wanted:
-                where = effective[f"{kind}_from"] or "the hard limit"
-                module.warn(f"{domain} {kind} memlock in force is {effective[kind]}, not {wanted}: set by {where}")
-
-    changed = result.changed or bool(dropin_result and dropin_result.changed)
-    diff = {"before_header": dest, "after_header": dest, "before": result.before or "", "after": after_text}
-    output = dict(
-        changed=changed,
-        dest=dest,
-        entries=_limits.managed_lines(after_text, domain),
-        effective=effective,
-    )
-    if result.backup:
-        output["backup_file"] = result.backup
-    if params["systemd"]:
-        limit = _limits.parse_systemd_limit(dropin_result.after or "")
-        if limit:
-            soft = _limits.kib_to_systemd(limit["soft"])
-            hard = _limits.kib_to_systemd(limit["hard"])
-            shown = soft if soft == hard else f"{soft}:{hard}"
-        else:
-            shown = None
-        output["systemd"] = dict(dest=dropin, changed=dropin_result.changed, default_limit_memlock=shown, reexecuted=reexecuted)
-        diff = [diff, {"before_header": dropin, "after_header": dropin, "before": dropin_result.before or "", "after": dropin_result.after or ""}]
-    module.exit_json(diff=diff, **output)
+    kit = _kit.Kit(module)
+    with kit.failures():
+        task = _Task(module.params)
+        task.warn(module)
+        files = _plan(kit, task)
+        if not module.check_mode:
+            files = _apply(kit, task, files)
+        if files.reexec:
+            kit.change([files.systemctl, "daemon-reexec"], explain=_reexec_failed)
+        effective = _effective(task.domain, task.dest, files.limits.after)
+        _warn_overridden(module, task, effective)
+        kit.exit(**_result(task, files, effective, reexecuted=files.reexec and not module.check_mode))
 
 
 if __name__ == "__main__":

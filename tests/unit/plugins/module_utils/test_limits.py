@@ -4,14 +4,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
+import types
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _limits
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _limits
 
 BOTH = ("soft", "hard")
 
@@ -398,26 +400,67 @@ def test_kib_to_systemd():
     assert _limits.kib_to_systemd(64) == "65536"
 
 
-# --- locked_update: I/O ------------------------------------------------------------------------
+@pytest.mark.parametrize("text, kinds, value, shown", [
+    (None, BOTH, "unlimited", "infinity"),
+    ("[Manager]\nDefaultLimitMEMLOCK=infinity\n", ("soft",), "64", "65536:infinity"),
+    ("[Manager]\nDefaultLimitMEMLOCK=8M\n", ("hard",), "1024", "1048576"),  # an unread value counts as unset
+])
+def test_systemd_dropin_keeps_the_other_half(text, kinds, value, shown):
+    after = _limits.systemd_dropin(text, kinds, value)
+    assert after.startswith(_limits.DROPIN_HEADER)
+    assert _limits.systemd_shown(after) == shown
 
 
-def test_locked_update_writes_atomically_and_keeps_mode(tmp_path):
+def test_systemd_dropin_refuses_soft_above_hard():
+    with pytest.raises(ValueError, match="DefaultLimitMEMLOCK needs soft <= hard"):
+        _limits.systemd_dropin("[Manager]\nDefaultLimitMEMLOCK=65536\n", ("soft",), "unlimited")
+
+
+@pytest.mark.parametrize("text", [None, "", "[Manager]\n", "[Manager]\nDefaultLimitMEMLOCK=8M\n"])
+def test_systemd_shown_none_without_a_value(text):
+    assert _limits.systemd_shown(text) is None
+
+
+# --- locked_update: the lock around the caller's atomic writer ---------------------------------
+
+
+class Recorder:
+    """write/remove callbacks that do what they are told and record it, with whether the lock was held."""
+
+    def __init__(self, directory):
+        self.directory = str(directory)
+        self.calls = []
+
+    def _locked(self):
+        fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def write(self, filename, text):
+        self.calls.append(("write", filename, text, self._locked()))
+        with open(filename, "wb") as handle:
+            handle.write(text.encode("utf-8", "surrogateescape"))
+
+    def remove(self, filename):
+        self.calls.append(("remove", filename, None, self._locked()))
+        os.unlink(filename)
+
+
+def test_locked_update_writes_through_the_callers_writer_under_the_lock(tmp_path):
     dest = tmp_path / "90.conf"
     dest.write_bytes(b"# keep \xff\r\n")
-    os.chmod(dest, 0o640)
-    moves = []
-
-    def mover(src, dst):
-        assert os.path.dirname(src) == str(tmp_path)
-        moves.append((src, dst))
-        os.replace(src, dst)
-
-    result = _limits.locked_update(str(dest), lambda t: _limits.apply_present(t or "", "@rdma", BOTH, "unlimited"), mover=mover)
+    io = Recorder(tmp_path)
+    result = _limits.locked_update(str(dest), lambda t: _limits.apply_present(t or "", "@rdma", BOTH, "unlimited"),
+                                   write=io.write, remove=io.remove)
     assert result.written and result.changed
+    assert result.before == "# keep \udcff\r\n"
+    assert io.calls == [("write", str(dest), result.after, True)]
     assert dest.read_bytes() == b"# keep \xff\r\n@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"
-    assert os.stat(dest).st_mode & 0o777 == 0o640
-    assert len(moves) == 1
-    assert sorted(os.listdir(tmp_path)) == ["90.conf"]
 
 
 def test_locked_update_noop_keeps_inode_and_mtime(tmp_path):
@@ -425,51 +468,79 @@ def test_locked_update_noop_keeps_inode_and_mtime(tmp_path):
     dest.write_text("@rdma soft memlock unlimited\n@rdma hard memlock unlimited\n")
     os.utime(dest, (1000000000, 1000000000))
     before = os.stat(dest)
-    result = _limits.locked_update(str(dest), lambda t: _limits.apply_present(t or "", "@rdma", BOTH, "unlimited"))
+    io = Recorder(tmp_path)
+    result = _limits.locked_update(str(dest), lambda t: _limits.apply_present(t or "", "@rdma", BOTH, "unlimited"),
+                                   write=io.write, remove=io.remove)
     after = os.stat(dest)
-    assert not result.written and not result.changed
+    assert not result.written and not result.changed and io.calls == []
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 def test_locked_update_check_mode_writes_nothing(tmp_path):
     dest = tmp_path / "new.conf"
-    result = _limits.locked_update(str(dest), lambda t: "x\n", check_mode=True)
+    result = _limits.locked_update(str(dest), lambda t: "x\n", check_mode=True)  # no writer needed
     assert result.changed and not result.written
     assert result.before is None and result.after == "x\n"
     assert os.listdir(tmp_path) == []
 
 
-def test_locked_update_new_file_mode_and_backup(tmp_path):
+def test_locked_update_missing_directory(tmp_path):
+    dest = tmp_path / "system.conf.d" / "90.conf"
+    result = _limits.locked_update(str(dest), lambda t: "x\n", check_mode=True)
+    assert (result.before, result.after, result.written) == (None, "x\n", False)
+    assert os.listdir(tmp_path) == []
+    result = _limits.locked_update(str(dest), lambda t: None)  # nothing to write: no directory either
+    assert not result.changed and os.listdir(tmp_path) == []
+    io = Recorder(tmp_path / "system.conf.d")
+    result = _limits.locked_update(str(dest), lambda t: "x\n", write=io.write, remove=io.remove)
+    assert result.written and dest.read_text() == "x\n"
+    assert os.stat(dest.parent).st_mode & 0o777 == 0o755 & ~_umask()
+    assert io.calls == [("write", str(dest), "x\n", True)]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_locked_update_backup_before_changing_an_existing_file(tmp_path):
     dest = tmp_path / "new.conf"
-    result = _limits.locked_update(str(dest), lambda t: "x\n", backup=lambda fn: "never")
+    io = Recorder(tmp_path)
+    result = _limits.locked_update(str(dest), lambda t: "x\n", write=io.write, backup=lambda fn: "never")
     assert result.backup is None
-    assert os.stat(dest).st_mode & 0o777 == 0o644
-    result = _limits.locked_update(str(dest), lambda t: "y\n", backup=lambda fn: fn + ".bak")
+    result = _limits.locked_update(str(dest), lambda t: "y\n", write=io.write, backup=lambda fn: fn + ".bak")
     assert result.backup == str(dest) + ".bak"
 
 
 def test_locked_update_removes_empty_file(tmp_path):
     dest = tmp_path / "90.conf"
     dest.write_text("@rdma soft memlock 1\n")
-    result = _limits.locked_update(str(dest), lambda t: _limits.apply_absent(t, "@rdma", BOTH), remove_when_empty=True)
+    io = Recorder(tmp_path)
+    result = _limits.locked_update(str(dest), lambda t: _limits.apply_absent(t, "@rdma", BOTH), write=io.write,
+                                   remove=io.remove, remove_when_empty=True)
     assert result.written and result.after is None
+    assert io.calls == [("remove", str(dest), None, True)]
     assert not dest.exists()
 
 
-def test_locked_update_cleans_temp_file_when_move_fails(tmp_path):
+def test_locked_update_releases_the_lock_when_the_writer_fails(tmp_path):
     dest = tmp_path / "90.conf"
 
-    def mover(src, dst):
-        raise OSError(13, "Permission denied")
+    def write(filename, text):
+        raise _kit.Failure(f"cannot write {filename}: Read-only file system")
 
-    with pytest.raises(OSError):
-        _limits.locked_update(str(dest), lambda t: "x\n", mover=mover)
+    with pytest.raises(_kit.Failure):
+        _limits.locked_update(str(dest), lambda t: "x\n", write=write)
+    assert Recorder(tmp_path)._locked() is False  # pylint: disable=protected-access
     assert os.listdir(tmp_path) == []
 
 
-def test_twenty_concurrent_updates_lose_no_entry(tmp_path):
+def test_twenty_concurrent_updates_through_the_kit_lose_no_entry(tmp_path):
+    """20 threads, each adding its own domain, written with the module kit's atomic writer."""
     dest = tmp_path / "90-rdma-fabric-memlock.conf"
     dest.write_text("# shared file\n")
+    kit = _kit.Kit(types.SimpleNamespace(check_mode=False, atomic_move=os.replace))
     barrier = threading.Barrier(20)
     errors = []
 
@@ -483,7 +554,7 @@ def test_twenty_concurrent_updates_lose_no_entry(tmp_path):
     def worker(index):
         try:
             barrier.wait()
-            _limits.locked_update(str(dest), slow_present(f"user{index}"))
+            _limits.locked_update(str(dest), slow_present(f"user{index}"), write=kit.write_file, remove=kit.remove_file)
         except Exception as err:  # pragma: no cover - reported below
             errors.append(err)
 
@@ -499,3 +570,4 @@ def test_twenty_concurrent_updates_lose_no_entry(tmp_path):
         assert _limits.file_limits(text, f"user{index}") == {"soft": "unlimited", "hard": "unlimited"}
     assert len(_limits.split_lines(text)) == 41
     assert sorted(os.listdir(tmp_path)) == ["90-rdma-fabric-memlock.conf"]
+    assert kit.done == [f"wrote {dest}"] * 20

@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from ansible.module_utils import basic
@@ -149,7 +151,97 @@ def test_reexec_failure_is_reported(env):
     env.rc, env.err = 1, "Failed to reexecute: Access denied\n"
     result = run({"domain": "@rdma", "value": "unlimited", "systemd": True})
     assert result["failed"] is True and result["changed"] is True
-    assert result["msg"] == "systemctl daemon-reexec failed (rc 1): Failed to reexecute: Access denied"
+    # both files were written before the re-execution: the message says so (the module kit's progress record)
+    assert result["msg"] == ("systemctl daemon-reexec failed (rc 1): Failed to reexecute: Access denied"
+                             f" (already done: wrote {env.dropin}; wrote {env.dest})")
+    assert result["commands"] == []  # the kit lists commands that ran or would run; this one failed
+
+
+def test_result_before_after_and_commands(env):
+    """before/after: each file's path and text (null: no file), the views the diff shows; commands: the re-execution."""
+    text = "@rdma\tsoft\tmemlock\tunlimited\n@rdma\thard\tmemlock\tunlimited\n"
+
+    def files(dest, dropin=False):
+        view = {"dest": {"path": str(env.dest), "content": dest}}
+        if dropin is not False:
+            view["systemd"] = {"path": str(env.dropin), "content": dropin}
+        return view
+
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True})
+    dropin = env.dropin.read_text()
+    assert result["before"] == files(None, None)
+    assert result["after"] == files(text, dropin)
+    assert [entry["after"] for entry in result["diff"]] == [text, dropin]
+    assert result["commands"] == ["/usr/bin/systemctl daemon-reexec"]
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True})
+    assert result["changed"] is False and result["commands"] == []
+    assert result["before"] == result["after"] == files(text, dropin)
+    result = run({"domain": "@rdma", "state": "absent"})
+    assert result["before"] == files(text) and result["after"] == files(None)
+    assert result["commands"] == [] and "systemd" not in result
+
+
+def test_check_mode_lists_the_command_it_would_run(env):
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True}, check_mode=True)
+    assert result["commands"] == ["/usr/bin/systemctl daemon-reexec"]
+    assert env.calls == [] and result["systemd"]["reexecuted"] is False
+    assert result["before"]["dest"]["content"] is None and result["before"]["systemd"]["content"] is None
+    assert result["after"]["systemd"]["content"].endswith("DefaultLimitMEMLOCK=infinity\n")
+    result = run({"domain": "@rdma", "value": "unlimited"}, check_mode=True)
+    assert result["commands"] == []
+
+
+def test_a_write_failure_after_the_dropin_says_what_was_done(env, monkeypatch):
+    """The drop-in is written, the limits file is not: changed, and the message names the drop-in (the kit's record)."""
+    mkstemp = tempfile.mkstemp
+
+    def refuse_limits_d(*args, **kwargs):
+        if kwargs.get("dir") == str(env.dest.parent):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse_limits_d)
+    result = run({"domain": "@rdma", "value": "unlimited", "systemd": True})
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == f"cannot write {env.dest}: Read-only file system (already done: wrote {env.dropin})"
+    assert env.dropin.exists() and not env.dest.exists()
+    assert env.calls == [] and result["commands"] == []
+    assert sorted(os.listdir(env.dest.parent)) == []
+
+
+def test_a_write_failure_first_is_unchanged(env, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    result = run({"domain": "@rdma", "value": "unlimited"})
+    assert result["failed"] is True and result["changed"] is False
+    assert result["msg"] == f"cannot write {env.dest}: No space left on device"
+    assert sorted(os.listdir(env.dest.parent)) == []
+
+
+def test_systemctl_missing_fails_before_writing_when_the_dropin_changes(env, harness):
+    harness.bin_path = lambda name: None
+    for check_mode in (True, False):
+        result = run({"domain": "@rdma", "value": "unlimited", "systemd": True}, check_mode=check_mode)
+        assert result["failed"] is True and result["changed"] is False
+        assert result["msg"].startswith("systemctl: command not found; install systemd")
+        assert not env.dest.exists() and not env.dropin.parent.exists()
+    # nothing for systemd to read: no systemctl needed
+    assert run({"domain": "@rdma", "value": "unlimited"})["changed"] is True
+    assert run({"domain": "@rdma", "state": "absent", "systemd": True})["changed"] is True
+
+
+def test_foreign_bytes_keep_the_mode_and_leave_no_temporary_file(env):
+    """Bytes that are not UTF-8 are written back as they were (the kit's writer takes UTF-8 text only)."""
+    env.dest.write_bytes(b"# caf\xe9\n")
+    os.chmod(env.dest, 0o600)
+    result = run({"domain": "@rdma", "value": "64"})
+    assert result["changed"] is True
+    assert env.dest.read_bytes() == b"# caf\xe9\n@rdma\tsoft\tmemlock\t64\n@rdma\thard\tmemlock\t64\n"
+    assert os.stat(env.dest).st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(env.dest.parent)) == [env.dest.name]
+    assert result["before"]["dest"]["content"] == "# caf\udce9\n"
 
 
 def test_backup(env):
