@@ -61,15 +61,15 @@ def run(module, argv: list, data=None):
     return module.run_command(argv, environ_update=C_LOCALE, data=data, check_rc=False)
 
 
-def read_file(path: str):
-    """A text file's content, or None when it does not exist; any other error is a Failure."""
+def read_file(path: str, what: str = ""):
+    """A text file's content, or None when it does not exist; any other error is a Failure (what prefixes it)."""
     try:
         with open(path, "r", encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
     except OSError as err:
-        raise Failure(f"cannot read {path}: {err.strerror}") from None
+        raise Failure(f"{what}cannot read {path}: {err.strerror}") from None
 
 
 def reload_or_warn(module, tool: str, path: str) -> None:
@@ -129,22 +129,26 @@ class Kit:
         reload_or_warn(self.module, tool, path)
 
     # files
-    def write_file(self, path: str, text: str, mode: int = 0o644, what: str = "") -> None:
-        """Replace path with text atomically (same directory, fsync, an existing file's mode kept).
+    def write_file(self, path: str, text, mode: int = 0o644, what: str = "", keep_mode: bool = True) -> None:
+        """Replace path with text atomically: a temporary file in the same directory, fsync, then a rename.
 
-        Recorded in done; the caller gates on check mode. what prefixes a failure ('persistent: ').
+        text is str (written as UTF-8, bytes it could not decode kept through surrogateescape) or bytes.
+        An existing file keeps its mode unless keep_mode is false; a new one gets mode. Recorded in
+        done; the caller gates on check mode. what prefixes a failure ('persistent: ').
         """
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
         directory = os.path.dirname(path) or "."
         tmp = None
         try:
             os.makedirs(directory, mode=0o755, exist_ok=True)
-            try:
-                mode = os.stat(path).st_mode & 0o7777
-            except FileNotFoundError:
-                pass
+            if keep_mode:
+                try:
+                    mode = os.stat(path).st_mode & 0o7777
+                except FileNotFoundError:
+                    pass
             fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.chmod(tmp, mode)
@@ -152,8 +156,13 @@ class Kit:
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
             raise Failure(f"{what}cannot write {path}: {err.strerror}") from None
-        self.module.atomic_move(tmp, path)
+        self.module.atomic_move(tmp, path)  # it gives the new file an existing one's mode and owner
         self.done.append(f"wrote {path}")
+        if not keep_mode:
+            try:
+                os.chmod(path, mode)
+            except OSError as err:
+                raise Failure(f"{what}cannot set mode {mode:04o} on {path}: {err.strerror}") from None
 
     def remove_file(self, path: str, what: str = "") -> None:
         """Remove path (gone already is fine); recorded in done."""
@@ -165,11 +174,13 @@ class Kit:
             raise Failure(f"{what}cannot remove {path}: {err.strerror}") from None
         self.done.append(f"removed {path}")
 
-    def write_attr(self, filename: str, value, what: str = "", done: str = "") -> str:
-        """A sysfs/configfs attribute: one write(2), then the read-back must equal value.
+    def write_attr(self, filename: str, value, what: str = "", done: str = "", check=None) -> str:
+        """A sysfs/configfs attribute: one write(2), then a read-back.
 
-        Recorded in commands (echo VALUE > FILE) and, with done's wording or the command, in done.
-        Raises _sysfs.AttrWriteError as it comes (callers explain some errnos), Failure on a mismatch.
+        The read-back must equal value, or, for files that read back something else (a driver's whole
+        table), pass check(read_back), which raises Failure. Recorded in commands (echo VALUE > FILE)
+        and, with done's wording or the command, in done. Raises _sysfs.AttrWriteError as it comes
+        (callers explain some errnos), and nothing of it is recorded.
         """
         text = str(value)
         line = f"echo {shlex.quote(text)} > {shlex.quote(filename)}"
@@ -181,10 +192,16 @@ class Kit:
         except _sysfs.AttrWriteError:
             self.commands.pop()
             raise
-        if (back or "").strip() != text:
+        if check is not None:
+            check(back)
+        elif (back or "").strip() != text:
             raise Failure(f"{what}wrote {text!r} to {filename} but it reads back {back!r}")
         self.done.append(done or line)
         return back
+
+    def record(self, argv: list) -> None:
+        """A command the module carries out by other means (os.mkdir for 'mkdir'), named in commands."""
+        self.commands.append(command_line(argv))
 
     # the result
     def fail(self, msg: str, **extra) -> None:

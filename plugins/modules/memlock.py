@@ -277,8 +277,6 @@ backup_file:
 import grp
 import os
 import pwd
-import stat
-import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _limits, _kit
 
@@ -387,7 +385,7 @@ class _Files:
 def _update(kit, task, path, transform, check, remove_when_empty=False):
     """One locked update of path through the kit's atomic writer; with check, a read and a transform only."""
     try:
-        return _limits.locked_update(path, transform, check_mode=check, write=_writer(kit), remove=kit.remove_file,
+        return _limits.locked_update(path, transform, check_mode=check, write=kit.write_file, remove=kit.remove_file,
                                      backup=kit.module.backup_local if task.backup else None,
                                      remove_when_empty=remove_when_empty)
     except OSError as err:
@@ -407,41 +405,6 @@ def _apply(kit, task, plan):
     """The drop-in first (when it changes), then the limits file, each read again under its lock."""
     dropin = _update(kit, task, _limits.SYSTEMD_DROPIN, task.dropin_text, False) if plan.reexec else plan.dropin
     return _Files(_update(kit, task, task.real_dest, task.limits_text, False, task.real_dest == task.dest), dropin, plan.systemctl)
-
-
-def _writer(kit):
-    """kit.write_file, or _write_bytes for text that holds bytes which are not UTF-8 (kept from the file as they were)."""
-    def write(path, text):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            _write_bytes(kit, path, text.encode("utf-8", "surrogateescape"))
-            return
-        kit.write_file(path, text)
-    return write
-
-
-def _write_bytes(kit, path, data):
-    """What kit.write_file does (same directory, fsync, the mode kept, atomic_move, recorded in done), for bytes.
-
-    The kit writes text as strict UTF-8, and a limits file may hold other bytes that the module keeps.
-    Such bytes come only from the existing file, whose mode is kept.
-    """
-    tmp = None
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-    except OSError as err:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise _kit.Failure(f"cannot write {path}: {err.strerror}") from None
-    kit.module.atomic_move(tmp, path)
-    kit.done.append(f"wrote {path}")
 
 
 def _reexec_failed(rc, out, err):

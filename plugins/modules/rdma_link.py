@@ -335,11 +335,8 @@ def update_persistence(kit, files: dict) -> None:
         if entry["after"] is None:
             kit.remove_file(entry["path"], what="persistent: ")
         else:
-            kit.write_file(entry["path"], entry["after"], mode=0o644, what="persistent: ")
-            try:
-                os.chmod(entry["path"], 0o644)  # the documented mode, also over a file that had another one
-            except OSError as err:
-                raise _kit.Failure(f"persistent: cannot write {entry['path']}: {err.strerror}") from None
+            # the documented mode, also over a file that had another one
+            kit.write_file(entry["path"], entry["after"], mode=0o644, what="persistent: ", keep_mode=False)
         if kind == "unit":
             # systemd loads unit files at daemon-reload; udev would otherwise pull in a unit it does not know
             kit.reload_or_warn("systemctl", entry["path"])

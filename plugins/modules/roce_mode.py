@@ -338,7 +338,7 @@ def _write_values(kit, device, port, writes, made):
     """
     group = _roce.group_path(device)
     if writes and made:
-        kit.commands.append(_kit.command_line(["mkdir", group]))
+        kit.record(["mkdir", group])
     for attr, value in writes:
         try:
             kit.write_attr(_roce.attr_path(device, port, attr), value, what=f"{attr}: ", done=f"set {attr} to {value}")
@@ -347,15 +347,7 @@ def _write_values(kit, device, port, writes, made):
                 raise _unsupported_mode(device, port, value, _port_gid_types(device, port), "the kernel answered EINVAL") from None
             raise _kit.Failure(f"{attr}: {err}") from None
     if writes and made:
-        kit.commands.append(_kit.command_line(["rmdir", group]))
-
-
-def _read_persisted(path):
-    """A persistence file's text, None when it does not exist; an error names the option."""
-    try:
-        return _kit.read_file(path)
-    except _kit.Failure as err:
-        raise _kit.Failure(f"persistent: {err}") from None
+        kit.record(["rmdir", group])
 
 
 def _persistence(kit, device, port, desired, persistent):
@@ -366,7 +358,7 @@ def _persistence(kit, device, port, desired, persistent):
     """
     root = _sysfs.configfs_root()
     path = _roce.persist_path(device)
-    old_text = _read_persisted(path)
+    old_text = _kit.read_file(path, what="persistent: ")
     entries = _roce.parse_persist(old_text or "", device, root)
     updated = _roce.update_persist(entries, port, desired, persistent)
     new_text = _roce.render_persist(device, root, updated)
@@ -374,7 +366,7 @@ def _persistence(kit, device, port, desired, persistent):
     if new_text:
         unit = _roce.render_unit(kit.tool("modprobe", HINTS["modprobe"]), kit.tool("systemd-tmpfiles", HINTS["systemd-tmpfiles"]))
         for filename, content, manager in ((_roce.UDEV_RULE, _roce.render_udev_rule(), "udevadm"), (_roce.UNIT_FILE, unit, "systemctl")):
-            if _read_persisted(filename) != content:
+            if _kit.read_file(filename, what="persistent: ") != content:
                 changed = True
                 if not kit.module.check_mode:
                     kit.write_file(filename, content, what="persistent: ")

@@ -227,7 +227,6 @@ writes:
 
 import errno
 import os
-import shlex
 from collections import namedtuple
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _kit, _sysfs, _tclass
@@ -283,32 +282,11 @@ def plan_tc(wanted: dict) -> TcPlan:
     return TcPlan(tc_file, current, writes, after)
 
 
-def write(kit, filename: str, text: str, check=None) -> None:
-    """One write(2) of text, recorded in commands as ``echo TEXT > FILE`` (nothing written in check mode).
-
-    kit.write_attr without its read-back comparison: traffic_class reads back the whole table, not the
-    command, and tc_rule words the driver's errnos itself. check(read_back) may raise before the write
-    counts as done, as kit.write_attr does.
-    """
-    line = f"echo {shlex.quote(text)} > {shlex.quote(filename)}"
-    kit.commands.append(line)
-    if kit.module.check_mode:
-        return
-    try:
-        back = _sysfs.write_attr(filename, text)
-    except _sysfs.AttrWriteError:
-        kit.commands.pop()
-        raise
-    if check:
-        check(back)
-    kit.done.append(line)
-
-
 def write_tc(kit, tc: TcPlan) -> None:
     """Each planned command with its own write; a refusal names the command (and, through the kit, what was done)."""
     for text in tc.writes:
         try:
-            write(kit, tc.file, text)
+            kit.write_attr(tc.file, text, check=lambda back: None)  # read back as the whole table below
         except _sysfs.AttrWriteError as err:
             if err.errno == errno.ENOMEM:
                 raise _kit.Failure(f"rules: the driver's table is full ({_tclass.MAX_RULES} rules) writing {text!r}") from None
@@ -332,7 +310,7 @@ def write_ttl(kit, ttl_file: str, before: int, value: int) -> None:
 
     if before != value:
         try:
-            write(kit, ttl_file, str(value), check)
+            kit.write_attr(ttl_file, value, check=check)
         except _sysfs.AttrWriteError as err:
             raise _kit.Failure(f"ttl: {err}") from None
 

@@ -121,6 +121,17 @@ def test_write_file_failure_leaves_no_temporary_file(kit, tmp_path):
     assert kit.done == [] and os.listdir(tmp_path) == [blocked.name]
 
 
+def test_write_file_keeps_bytes_that_are_not_utf8_and_can_force_the_mode(kit, tmp_path):
+    path = tmp_path / "limits.conf"
+    path.write_bytes(b"# caf\xe9\n")
+    path.chmod(0o600)
+    text = path.read_bytes().decode("utf-8", "surrogateescape") + "@rdma - memlock unlimited\n"
+    kit.write_file(str(path), text)
+    assert path.read_bytes() == b"# caf\xe9\n@rdma - memlock unlimited\n" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    kit.write_file(str(path), b"raw\xff", keep_mode=False)
+    assert path.read_bytes() == b"raw\xff" and stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
 def test_read_and_remove_file(kit, tmp_path):
     path = tmp_path / "a"
     assert _kit.read_file(str(path)) is None
@@ -131,6 +142,8 @@ def test_read_and_remove_file(kit, tmp_path):
     assert not path.exists() and kit.done == [f"removed {path}"]
     with pytest.raises(_kit.Failure, match="^cannot read .*: Is a directory$"):
         _kit.read_file(str(tmp_path))
+    with pytest.raises(_kit.Failure, match="^persistent: cannot read "):
+        _kit.read_file(str(tmp_path), what="persistent: ")
 
 
 def test_write_attr_writes_once_and_reads_back(kit, tmp_path):
@@ -153,6 +166,25 @@ def test_write_attr_names_a_read_back_that_differs(kit, tmp_path, monkeypatch):
     monkeypatch.setattr(_sysfs, "write_attr", lambda filename, value: "0")
     with pytest.raises(_kit.Failure, match=r"^ecn: wrote '1' to .*enable but it reads back '0'$"):
         kit.write_attr(str(attr), 1, what="ecn: ")
+
+
+def test_write_attr_with_a_check_of_its_own(kit, tmp_path):
+    table = tmp_path / "traffic_class"
+    table.write_text("")
+    seen = []
+    kit.write_attr(str(table), "tclass=106,src_ip=10.0.0.1", check=seen.append)
+    assert seen == ["tclass=106,src_ip=10.0.0.1"] and kit.done == kit.commands
+
+    def refuse(back):
+        raise _kit.Failure("rules: the table reads back something else")
+    with pytest.raises(_kit.Failure, match="^rules: the table"):
+        kit.write_attr(str(table), "tclass=0", check=refuse)
+    assert len(kit.done) == 1 and len(kit.commands) == 2
+
+
+def test_record_names_a_command_done_by_other_means(check_kit):
+    check_kit.record(["mkdir", "/sys/kernel/config/rdma_cm/rxe 0"])
+    assert check_kit.commands == ["mkdir '/sys/kernel/config/rdma_cm/rxe 0'"] and check_kit.done == []
 
 
 def test_write_attr_error_is_not_recorded(kit, tmp_path):

@@ -368,12 +368,6 @@ def test_commands_are_echo_lines_of_the_writes(mlx5):
     assert again["changed"] is False and again["commands"] == [] and again["writes"] == []
 
 
-def test_commands_quote_what_a_shell_would_split(mlx5):
-    kit = _kit.Kit(mlx5_module(check_mode=True))
-    tc_rule.write(kit, "/sys/class/infiniband/mlx 5/tc/1/traffic_class", "a b")
-    assert kit.commands == ["echo 'a b' > '/sys/class/infiniband/mlx 5/tc/1/traffic_class'"] and kit.done == []
-
-
 @pytest.mark.parametrize("args, check", [({"rules": RULES, "ttl": 64}, False), ({"rules": RULES, "ttl": 64}, True),
                                          ({"ttl": 64}, False), ({}, False)])
 def test_before_and_after_are_the_diff_views(mlx5, args, check):
