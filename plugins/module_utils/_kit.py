@@ -62,10 +62,13 @@ def run(module, argv: list, data=None):
 
 
 def read_file(path: str, what: str = ""):
-    """A text file's content, or None when it does not exist; any other error is a Failure (what prefixes it)."""
+    """A text file's content, or None when it does not exist; any other error is a Failure (what prefixes it).
+
+    Bytes that are not UTF-8 decode with surrogateescape, so write_file puts them back as they were.
+    """
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
     except OSError as err:

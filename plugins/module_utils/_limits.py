@@ -39,6 +39,8 @@ import os
 import re
 import stat
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit
+
 MANAGED_ITEM = "memlock"
 KINDS = ("soft", "hard")
 LIMITS_CONF = "/etc/security/limits.conf"
@@ -625,15 +627,6 @@ class UpdateResult:
         return self.before != self.after
 
 
-def read_text(filename: str):
-    """The file's text (surrogateescape), or None when it does not exist."""
-    try:
-        with open(filename, "rb") as handle:
-            return handle.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
-
-
 def locked_update(filename: str, transform, check_mode: bool = False, write=None, remove=None, backup=None,
                   remove_when_empty: bool = False) -> UpdateResult:
     """Apply transform(text_or_None) -> text_or_None to filename under an exclusive lock.
@@ -661,7 +654,7 @@ def locked_update(filename: str, transform, check_mode: bool = False, write=None
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX)
-        before = read_text(filename)
+        before = _kit.read_file(filename)
         after = _after(transform, before, remove_when_empty)
         if after == before or check_mode:
             return UpdateResult(before, after, False)

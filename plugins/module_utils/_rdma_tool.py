@@ -255,21 +255,13 @@ def link_type_of(name: str):
     return type_of_device_dir(_sysfs.path("class", "infiniband", name))
 
 
-def _read_text(filename: str):
-    try:
-        with open(filename, "r", encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def driver_available(link_type: str, release: str):
     """True when the driver is loaded, built in or can be autoloaded; False when it cannot; None when unknown."""
     if os.path.isdir(_sysfs.path("module", DRIVER_MODULES[link_type])):
         return True
     base = os.path.join(MODULES_ROOT, release)
-    aliases = _read_text(os.path.join(base, "modules.alias"))
-    builtin = _read_text(os.path.join(base, "modules.builtin"))
+    aliases = _sysfs.read_attr(os.path.join(base, "modules.alias"))
+    builtin = _sysfs.read_attr(os.path.join(base, "modules.builtin"))
     if aliases is None and builtin is None:
         return None
     return alias_provided(aliases or "", builtin or "", link_type)

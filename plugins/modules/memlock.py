@@ -318,8 +318,8 @@ def _effective(domain, dest, dest_text):
             text = dest_text
         else:
             try:
-                text = _limits.read_text(name)
-            except OSError:
+                text = _kit.read_file(name)
+            except _kit.Failure:
                 text = None
         if text is not None:
             files.append((name, text))
