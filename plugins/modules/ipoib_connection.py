@@ -254,7 +254,7 @@ commands:
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _ipoib, _kit, _nmcli
 
-NMCLI_MISSING = "nmcli not found: install NetworkManager (network-manager on Debian/Ubuntu, NetworkManager on RHEL/Fedora)"
+NMCLI_HINT = "install NetworkManager (network-manager on Debian/Ubuntu, NetworkManager on RHEL/Fedora)"
 
 
 class Nmcli:
@@ -291,10 +291,7 @@ def main():
         # parse and validate: every option, for every state
         _ipoib.connection_name(name)
         desired = _ipoib.desired_properties(module.params)
-        binary = module.get_bin_path("nmcli")
-        if not binary:
-            raise _kit.Failure(NMCLI_MISSING)
-        nmcli = Nmcli(kit, binary)
+        nmcli = Nmcli(kit, kit.tool("nmcli", NMCLI_HINT))
         # plan: reads only
         matches = _nmcli.find_by_name(nmcli.profiles(), name)
         if state == "absent":

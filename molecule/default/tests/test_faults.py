@@ -134,9 +134,9 @@ CASES = [
     ("rdma prints text for -j: rdma_link present", bind(TEXT_RDMA, "/usr/bin/rdma"), "rdma.fabric.rdma_link", LINK, {},
      fails("not JSON")),
     ("nmcli absent: ipoib_connection present", aside("/usr/bin/nmcli"), "rdma.fabric.ipoib_connection", IPOIB, {},
-     fails("nmcli not found")),
+     fails("nmcli: command not found; install NetworkManager")),
     ("nmcli absent: ipoib_connection absent", aside("/usr/bin/nmcli"), "rdma.fabric.ipoib_connection",
-     {"name": "ft-ib", "state": "absent"}, {}, fails("nmcli not found")),
+     {"name": "ft-ib", "state": "absent"}, {}, fails("nmcli: command not found; install NetworkManager")),
     ("dcb absent: dcb_qos", aside("/usr/sbin/dcb"), "rdma.fabric.dcb_qos", {"netdev": "eth1", "pfc": [3]}, {},
      fails("dcb: command not found")),
     # NetworkManager stopped

@@ -342,7 +342,7 @@ def test_nmcli_missing(nm):
     nm.binary = None
     result = run(CONNECTED)
     assert result["failed"] is True
-    assert result["msg"].startswith("nmcli not found: install NetworkManager")
+    assert result["msg"].startswith("nmcli: command not found; install NetworkManager")
     assert nm.calls == []
 
 
