@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""GID text and IPv4 conversions, and the sysfs GID table reader.
+"""GID text and IPv4 conversions, InfiniBand port attributes, and the sysfs GID table reader.
 
 Pure functions first (conversions, attribute parsers, row and lookup
 builders: no I/O), then the reader, which touches sysfs only through paths
@@ -15,13 +15,16 @@ tests/unit/support/rdma_sysfs_trees.py):
 - ports/<p>/gid_attrs/types/<i>: 'IB/RoCE v1' or 'RoCE v2';
   gid_attrs/ndevs/<i>: a netdev name; both fail (EINVAL) for empty slots and
   ndevs fails on IB and iWARP ports: an unreadable attribute is data (None);
-- IPv4 addresses appear as IPv4-mapped IPv6 GIDs (::ffff:a.b.c.d).
+- IPv4 addresses appear as IPv4-mapped IPv6 GIDs (::ffff:a.b.c.d);
+- InfiniBand ports: lid_mask_count, sm_sl, cap_mask, rate and pkeys/<i> (see the
+  InfiniBand parsers below; recorded simulator trees in tests/unit/support/ib_sysfs_trees.py).
 """
 
 from __future__ import annotations
 
 import operator
 import os
+import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _roce, _sysfs
 
@@ -194,6 +197,134 @@ def port_sort_key(name: str):
     return (0, int(name), name) if name.isdigit() else (1, 0, name)
 
 
+# --- pure InfiniBand port parsers -----------------------------------------------
+# The kernel's formats (drivers/infiniband/core/sysfs.c, Documentation/ABI/stable/sysfs-class-infiniband):
+# lid_mask_count and sm_sl '%u', cap_mask '0x%08x', rate '%d%s Gb/sec (%dX%s)' ('40 Gb/sec (4X QDR)'),
+# pkeys/<i> '0x%04x'. ibsim's libumad2sim writes the same files, some without the newline, its rate without
+# a speed name for SDR ('10 Gb/sec (4X)'), and no link_layer (recorded in tests/unit/support/ib_sysfs_trees.py).
+
+IB_NODE_TYPES = frozenset(("ca", "switch", "router"))
+PKEY_FULL = 0x8000
+PKEY_BASE_MASK = 0x7FFF
+CAP_IS_SM = 1 << 1
+_RATE = re.compile(r"(\d+(?:\.\d+)?) Gb/sec \((\d+)X(?: ([A-Za-z0-9]+))?\)")
+_HEX_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+")
+
+
+def is_ib_port(node_type, link_layer) -> bool:
+    """True for an InfiniBand port: link_layer 'InfiniBand', or no link_layer file on a CA, switch or router.
+
+    The kernel writes link_layer since 2.6.37, when RoCE came; before, every port of those node types was
+    InfiniBand, and libibumad (ibstat) still reads a missing link_layer as IB. ibsim's umad2sim writes none.
+    """
+    if link_layer is not None:
+        return link_layer == "InfiniBand"
+    return isinstance(node_type, str) and node_type.lower() in IB_NODE_TYPES
+
+
+def guid_text(value):
+    """A 64-bit GUID as OpenSM, ibstat and partitions.conf write it: '0x' and 16 lowercase hex digits.
+
+    Takes the sysfs form of node_guid ('0002:c903:0000:2000') or 16 hex digits with or without '0x';
+    None for anything else.
+    """
+    if not isinstance(value, str):
+        return None
+    digits = value.strip().lower()
+    if digits.startswith("0x"):
+        digits = digits[2:]
+    elif ":" in digits:
+        groups = digits.split(":")
+        if len(groups) != 4 or any(len(group) != 4 for group in groups):
+            return None
+        digits = "".join(groups)
+    if len(digits) != 16 or not all(c in _HEX for c in digits):
+        return None
+    return "0x" + digits
+
+
+def port_guid_from_gid(gid):
+    """The port GUID in a GID 0: its low 64 bits (the interface id), as guid_text; None when zero or not a GID.
+
+    GID 0 of an InfiniBand port is the subnet prefix and the port GUID, which is where libibumad (ibstat)
+    takes the port GUID from. Before an SM sets the prefix, the prefix reads as zeros and the GUID is there.
+    """
+    if not _is_sysfs_form(gid):
+        return None
+    digits = gid.lower().replace(":", "")[16:]
+    return None if digits == "0" * 16 else "0x" + digits
+
+
+def parse_rate(text) -> dict:
+    """'40 Gb/sec (4X QDR)' -> {'rate_gbps': 40.0, 'width': '4X', 'speed': 'QDR'}; what cannot be read is None.
+
+    umad2sim writes no speed name for SDR ('10 Gb/sec (4X)'): speed None, not guessed (the lane rate
+    alone cannot tell QDR from FDR10).
+    """
+    match = _RATE.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        return {"rate_gbps": None, "width": None, "speed": None}
+    return {"rate_gbps": float(match.group(1)), "width": f"{int(match.group(2))}X", "speed": match.group(3)}
+
+
+def parse_hex(text, limit: int):
+    """'0x8002' -> 0x8002 (sysfs prints pkeys and cap_mask in hex, with or without the newline); None when
+    the text is not one hex number of at most limit."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    if not _HEX_NUMBER.fullmatch(text):
+        return None
+    value = int(text, 16)
+    return value if value <= limit else None
+
+
+def pkey_entry(index: int, value: int):
+    """One P_Key table entry: {'index', 'pkey' (as sysfs prints it), 'base' (15 bits), 'membership'}.
+
+    None for an empty or invalid slot: the base 0 (0x0000 and 0x8000 are no partition).
+    """
+    base = value & PKEY_BASE_MASK
+    if base == 0:
+        return None
+    return {"index": index, "pkey": f"0x{value:04x}", "base": f"0x{base:04x}",
+            "membership": "full" if value & PKEY_FULL else "limited"}
+
+
+def parse_pkey_table(slots) -> list:
+    """The entries of a P_Key table, ordered by index: slots maps an index to the text of pkeys/<index>.
+
+    Empty slots (0x0000, 0x8000) and unreadable or malformed ones are left out; full membership is bit 0x8000.
+    """
+    entries = []
+    for index in sorted(slots):
+        value = parse_hex(slots[index], 0xFFFF)
+        entry = None if value is None else pkey_entry(index, value)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def ib_port_facts(attrs: dict, pkey_slots: dict, gid0, node_guid) -> dict:
+    """The 'ib' facts of an InfiniBand port from its attribute texts (None when unreadable).
+
+    attrs: lid_mask_count, sm_sl, cap_mask and rate; pkey_slots: index -> pkeys/<index>; gid0: the text of
+    gids/0; node_guid: the device's node_guid.
+    """
+    cap_mask = parse_hex(attrs.get("cap_mask"), 0xFFFFFFFF)
+    facts = {
+        "port_guid": port_guid_from_gid(gid0),
+        "node_guid": guid_text(node_guid),
+        "lmc": parse_int(attrs.get("lid_mask_count")),
+        "sm_sl": parse_int(attrs.get("sm_sl")),
+        "cap_mask": None if cap_mask is None else f"0x{cap_mask:08x}",
+        "is_sm": None if cap_mask is None else bool(cap_mask & CAP_IS_SM),
+    }
+    facts.update(parse_rate(attrs.get("rate")))
+    facts["pkeys"] = parse_pkey_table(pkey_slots)
+    return facts
+
+
 # --- pure builders --------------------------------------------------------------
 
 def gid_row(device: str, port: int, index: int, gid: str, gid_type, netdev, to_ipv4=gid_to_ipv4) -> dict:
@@ -306,6 +437,32 @@ def read_gid_table(device: str, port: int, port_dir: str) -> list:
     return rows
 
 
+IB_PORT_ATTRS = ("lid_mask_count", "sm_sl", "cap_mask")
+
+
+def read_pkey_slots(port_dir: str) -> dict:
+    """index -> text of every ports/<p>/pkeys/<index> (None when unreadable); {} without a pkeys directory."""
+    pkeys_dir = os.path.join(port_dir, "pkeys")
+    slots = {int(n): n for n in _sysfs.list_dir(pkeys_dir) if n.isdigit()}
+    if not slots:
+        return {}
+    fd = _open_dir(pkeys_dir)
+    if fd is None:
+        return {index: None for index in slots}
+    try:
+        return {index: _read_small(name, fd) for index, name in slots.items()}
+    finally:
+        os.close(fd)
+
+
+def read_ib_port(port_dir: str, rate, gid_rows: list, node_guid) -> dict:
+    """The 'ib' facts of one InfiniBand port (see ib_port_facts); gid_rows are the port's read_gid_table rows."""
+    attrs = {name: _sysfs.read_attr(os.path.join(port_dir, name)) for name in IB_PORT_ATTRS}
+    attrs["rate"] = rate
+    gid0 = next((row["gid"] for row in gid_rows if row["index"] == 0), None)
+    return ib_port_facts(attrs, read_pkey_slots(port_dir), gid0, node_guid)
+
+
 def _netdevs_by_mac() -> dict:
     macs = {}
     for name in _sysfs.list_dir(_sysfs.path("class", "net")):
@@ -377,6 +534,9 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
     from configfs (read only; see _roce.read_defaults), and rdma_cm_status says
     whether they could be read.
 
+    Each InfiniBand port (is_ib_port) also gets an 'ib' dict (read_ib_port): its port and node GUID, LMC,
+    SM SL, capability mask, width, speed and rate in Gb/s, and P_Key table.
+
     Returns {'rdma_devices': {...}, 'rdma_gids': [...], 'rdma_roce_v2_gid_index': {...},
     'rdma_cm_status': {'readable', 'reason'}, 'missing': [names asked for but absent]}.
     """
@@ -430,6 +590,9 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
                 "roce_mode": None,
                 "roce_tos": None,
             }
+            if is_ib_port(node_type, link_layer):
+                port_facts = info["ports"][port_name]
+                port_facts["ib"] = read_ib_port(port_dir, port_facts["rate"], rows, guid)
             rdma_gids.extend(rows)
         if cm_reason is None and info["ports"]:
             values, problem = _roce.read_defaults(device, [int(p) for p in info["ports"]])

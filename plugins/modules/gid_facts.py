@@ -15,7 +15,9 @@ description:
     C(ib_write_bw -x) and C(NCCL_IB_GID_INDEX) need).
   - Reads sysfs only and starts no process. Empty GID slots (all zeros) are skipped before their C(gid_attrs)
     are read; unreadable C(gid_attrs) (EINVAL on IB and iWARP ports) are reported as null, not as errors.
-  - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw).
+  - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw). InfiniBand ports also report
+    their port and node GUID, LMC, SM SL, capability mask, width and speed, and P_Key table with each partition's
+    membership (RV(ansible_facts.rdma_devices.ports.ib)).
   - Also reads the RDMA-CM default RoCE mode and ToS of every port from configfs (what M(rdma.fabric.roce_mode) sets),
     without writing any value. The values belong to the device and survive the removal of its configfs group, so a
     missing group does not mean the kernel defaults are in force. To read them, the module creates the device's group
@@ -218,6 +220,89 @@ ansible_facts:
                 - The RDMA-CM default ToS of the port (0-255); null when it could not be read.
               type: int
               version_added: 0.1.0
+            ib:
+              description:
+                - What an InfiniBand port adds to the keys above (which keep its V(state), V(phys_state), V(rate),
+                  V(lid) and V(sm_lid)), in the forms OpenSM, C(ibstat) and C(partitions.conf) use. The values are
+                  the port's sysfs files; a file that cannot be read gives null.
+                - Only on InfiniBand ports; with O(gid_table=false) too. A port without a C(link_layer) file
+                  (kernels before 2.6.37, and ibsim's C(libumad2sim)) counts as InfiniBand when its device is a
+                  CA, switch or router, as C(libibumad) (C(ibstat)) reads it; its RV(ansible_facts.rdma_devices.ports.link_layer)
+                  and RV(ansible_facts.rdma_devices.ports.transport) stay null, as read.
+              returned: on InfiniBand ports
+              type: dict
+              version_added: 0.1.0
+              sample:
+                port_guid: "0x0002c90300002001"
+                node_guid: "0x0002c90300002000"
+                lmc: 0
+                sm_sl: 0
+                cap_mask: "0x2651e848"
+                is_sm: false
+                rate_gbps: 40.0
+                width: 4X
+                speed: QDR
+                pkeys:
+                  - {index: 0, pkey: "0xffff", base: "0x7fff", membership: full}
+                  - {index: 1, pkey: "0x0002", base: "0x0002", membership: limited}
+              contains:
+                port_guid:
+                  description:
+                    - "The port GUID, C(0x) and 16 lowercase hex digits (what OpenSM's C(--guid) and
+                      C(partitions.conf) take): the low 64 bits of the port's GID 0 (C(gids/0)), where C(libibumad)
+                      takes it from."
+                    - Null when GID 0 cannot be read or is zero. It is not guessed from the node GUID, which an
+                      InfiniBand port's GUID need not equal.
+                  type: str
+                node_guid:
+                  description: The device's node GUID (C(node_guid)) in the same form.
+                  type: str
+                lmc:
+                  description: The LID mask count (C(lid_mask_count)); the port answers to 2^lmc LIDs from its V(lid).
+                  type: int
+                sm_sl:
+                  description: The service level of the port's traffic to the subnet manager (C(sm_sl)).
+                  type: int
+                cap_mask:
+                  description: The PortInfo capability mask (C(cap_mask)) as C(0x) and 8 hex digits.
+                  type: str
+                is_sm:
+                  description: Whether the capability mask has IsSM (bit 1), set while a subnet manager runs on the port.
+                  type: bool
+                rate_gbps:
+                  description: The data rate in Gb/s, the number V(rate) starts with (V(40.0) on a 4X QDR port).
+                  type: float
+                width:
+                  description: The active link width, from V(rate) (V(1X), V(2X), V(4X), V(8X), V(12X)).
+                  type: str
+                speed:
+                  description:
+                    - The active speed's name, from V(rate) (V(SDR), V(DDR), V(QDR), V(FDR10), V(FDR), V(EDR),
+                      V(HDR), V(NDR), ...).
+                    - Null when V(rate) names none (ibsim's C(libumad2sim) writes none for SDR).
+                  type: str
+                pkeys:
+                  description:
+                    - The P_Key table (C(pkeys/<index>)), one entry per slot that holds a partition, ordered by index.
+                    - Empty slots (V(0x0000), and V(0x8000), which is no partition either) and unreadable ones are
+                      left out; the list is empty when the table cannot be read.
+                  type: list
+                  elements: dict
+                  contains:
+                    index:
+                      description: The slot.
+                      type: int
+                    pkey:
+                      description: The slot's value as sysfs prints it (V(0x8002)), membership bit included.
+                      type: str
+                    base:
+                      description: The 15-bit partition key without the membership bit (V(0x0002)), as
+                        C(partitions.conf) and the subnet_manager role's partitions write it.
+                      type: str
+                    membership:
+                      description: V(full) when bit V(0x8000) is set, else V(limited). Limited members talk only
+                        to full members of the partition.
+                      type: str
     rdma_gids:
       description: One row per populated GID, ordered by device, port and index; empty with O(gid_table=false).
       returned: always

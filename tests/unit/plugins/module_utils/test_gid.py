@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -350,9 +351,13 @@ def test_collect_infiniband_hca(sysroot):
     dev = facts["rdma_devices"]["mlx5_0"]
     assert dev["driver"] == "mlx5_core"
     assert dev["fw_ver"] == "20.31.1014"
+    ib = dev["ports"]["1"].pop("ib")  # the InfiniBand facts: test_collect_ib_* below
     assert dev["ports"]["1"] == {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "InfiniBand",
                                  "rate": "200 Gb/sec (4X HDR)", "lid": 18, "sm_lid": 1, "netdev": "ib0", "gid_count": 1,
                                  "transport": "InfiniBand", "gid_types": ["IB/RoCE v1"], **NO_CM}
+    # this tree has no lid_mask_count, sm_sl, cap_mask or pkeys: null and empty, never an error
+    assert ib == {"port_guid": "0xb8599f0300d41a2e", "node_guid": "0xb8599f0300d41a2e", "lmc": None, "sm_sl": None,
+                  "cap_mask": None, "is_sm": None, "rate_gbps": 200.0, "width": "4X", "speed": "HDR", "pkeys": []}
     assert dev["ports"]["2"]["state"] == "DOWN"
     assert dev["ports"]["2"]["netdev"] == "ib1"
     assert dev["ports"]["2"]["lid"] == 65535
@@ -506,3 +511,139 @@ def test_gid_table_rows_are_the_validated_rows(sysroot, build):
             assert [list(row.items()) for row in got] == [list(row.items()) for row in expected]  # key order too
             seen += len(got)
     assert seen > 0
+
+
+# --- InfiniBand port attributes ---------------------------------------------------------------------------
+# formats: the kernel's drivers/infiniband/core/sysfs.c and Documentation/ABI/stable/sysfs-class-infiniband;
+# ibsim's libumad2sim as recorded in tests/unit/support/ib_sysfs_recorded.json
+
+@pytest.mark.parametrize("node_type, link_layer, expected", [
+    ("CA", "InfiniBand", True),
+    ("CA", "Ethernet", False),
+    ("RNIC", "Ethernet", False),
+    ("CA", "Unknown", False),
+    ("CA", None, True),  # no link_layer file: kernels before 2.6.37, ibsim's umad2sim (libibumad: IB)
+    ("SWITCH", None, True),  # umad2sim's '2: SWITCH'
+    ("switch", None, True),  # the kernel's '2: switch'
+    ("router", None, True),
+    ("RNIC", None, False),
+    ("usNIC", None, False),
+    (None, None, False),
+    (None, "InfiniBand", True),
+])
+def test_is_ib_port(node_type, link_layer, expected):
+    assert _gid.is_ib_port(node_type, link_layer) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("0002:c903:0000:2000", "0x0002c90300002000"),  # node_guid as sysfs prints it
+    ("0002:c903:0000:2000\n", "0x0002c90300002000"),
+    ("B859:9F03:00D4:1A2E", "0xb8599f0300d41a2e"),
+    ("0x0002c90300002001", "0x0002c90300002001"),  # OpenSM's form
+    ("0002c90300002001", "0x0002c90300002001"),
+    ("0x2c90300002001", None),  # sminfo drops leading zeros: not 16 digits
+    ("0002:c903:0000", None),
+    ("0002:c903:0000:200", None),
+    ("0002:c903:0000:200g", None),
+    ("", None),
+    (None, None),
+    (17, None),
+])
+def test_guid_text(text, expected):
+    assert _gid.guid_text(text) == expected
+
+
+@pytest.mark.parametrize("gid, expected", [
+    ("fe80:0000:0000:0000:0002:c903:0000:2001", "0x0002c90300002001"),
+    ("0000:0000:0000:0000:0002:c903:0000:2001", "0x0002c90300002001"),  # before an SM set the subnet prefix
+    ("fec0:0000:0000:0001:b859:9f03:00d4:1a2e", "0xb8599f0300d41a2e"),
+    ("FE80:0000:0000:0000:B859:9F03:00D4:1A2E", "0xb8599f0300d41a2e"),
+    ("fe80:0000:0000:0000:0000:0000:0000:0000", None),  # no interface id
+    (_gid.ZERO_GID, None),
+    ("fe80::2:c903:0:2001", None),  # not the sysfs form
+    (None, None),
+])
+def test_port_guid_from_gid(gid, expected):
+    assert _gid.port_guid_from_gid(gid) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("40 Gb/sec (4X QDR)", (40.0, "4X", "QDR")),  # the kernel ABI's example
+    ("40 Gb/sec (4X QDR)\n", (40.0, "4X", "QDR")),
+    ("2.5 Gb/sec (1X SDR)", (2.5, "1X", "SDR")),
+    ("200 Gb/sec (4X HDR)", (200.0, "4X", "HDR")),
+    ("56 Gb/sec (4X FDR)", (56.0, "4X", "FDR")),
+    ("40 Gb/sec (4X FDR10)", (40.0, "4X", "FDR10")),
+    ("300 Gb/sec (12X EDR)", (300.0, "12X", "EDR")),
+    ("10 Gb/sec (4X)", (10.0, "4X", None)),  # umad2sim names no SDR speed
+    ("100 Gb/sec", (None, None, None)),
+    ("fast", (None, None, None)),
+    ("", (None, None, None)),
+    (None, (None, None, None)),
+])
+def test_parse_rate(text, expected):
+    assert _gid.parse_rate(text) == dict(zip(("rate_gbps", "width", "speed"), expected))
+
+
+@pytest.mark.parametrize("slots, expected", [
+    ({0: "0xffff\n", 1: "0x0000\n"}, [(0, "0xffff", "0x7fff", "full")]),
+    ({0: "0xffff", 1: "0x8002", 2: "0x0010"},  # umad2sim writes them with the newline, the kernel too
+     [(0, "0xffff", "0x7fff", "full"), (1, "0x8002", "0x0002", "full"), (2, "0x0010", "0x0010", "limited")]),
+    ({3: "0x0002\n", 1: "0x7fff\n"}, [(1, "0x7fff", "0x7fff", "limited"), (3, "0x0002", "0x0002", "limited")]),
+    ({0: "0x8000\n", 1: "0x0000\n"}, []),  # base 0: no partition, with or without the membership bit
+    ({0: None, 1: "", 2: "ffff", 3: "0x1ffff", 4: "0xfff g", 5: "-0x1", 6: "0x8001"},
+     [(6, "0x8001", "0x0001", "full")]),  # unreadable or malformed slots are left out
+    ({0: "0XFFFF"}, [(0, "0xffff", "0x7fff", "full")]),
+    ({}, []),
+])
+def test_parse_pkey_table(slots, expected):
+    assert [tuple(e.values()) for e in _gid.parse_pkey_table(slots)] == expected
+    assert all(list(e) == ["index", "pkey", "base", "membership"] for e in _gid.parse_pkey_table(slots))
+
+
+def _pkey_slot_texts():
+    """(value or None, text) of one pkeys/<i> file: the kernel's and umad2sim's forms, or something unreadable."""
+    values = st.integers(0, 0xFFFF)
+    return st.one_of(
+        values.map(lambda v: (v, f"0x{v:04x}\n")),
+        values.map(lambda v: (v, f"0x{v:04x}")),
+        values.map(lambda v: (v, f"0x{v:X}")),
+        st.just((None, None)),
+        st.text(alphabet="0123456789abcdefxg\n -", max_size=8).filter(
+            lambda t: not re.fullmatch(r"\s*0[xX][0-9a-fA-F]+\s*", t)).map(lambda t: (None, t)),
+    )
+
+
+@given(st.dictionaries(st.integers(0, 0xFFFF), _pkey_slot_texts(), max_size=40))
+def test_parse_pkey_table_keeps_exactly_the_partitions(drawn):
+    """Every slot whose value has a non-zero 15-bit base, in index order; full exactly when bit 0x8000 is set."""
+    expected = [(i, f"0x{v:04x}", f"0x{v & 0x7FFF:04x}", "full" if v >= 0x8000 else "limited")
+                for i, (v, _text) in sorted(drawn.items()) if v is not None and v & 0x7FFF]
+    got = _gid.parse_pkey_table({i: text for i, (_v, text) in drawn.items()})
+    assert [tuple(e.values()) for e in got] == expected
+
+
+# the kernel's rate_show: speed name -> lane rate in deci-Gb/s; widths 1X, 2X, 4X, 8X, 12X
+KERNEL_SPEEDS = {"SDR": 25, "DDR": 50, "QDR": 100, "FDR10": 100, "FDR": 140, "EDR": 250, "HDR": 500, "NDR": 1000}
+
+
+@given(st.sampled_from(sorted(KERNEL_SPEEDS)), st.sampled_from([1, 2, 4, 8, 12]))
+def test_parse_rate_reads_what_the_kernel_prints(speed, width):
+    rate = KERNEL_SPEEDS[speed] * width  # deci-Gb/s, printed as the kernel does
+    text = f"{rate // 10}{'.5' if rate % 10 else ''} Gb/sec ({width}X {speed})\n"
+    assert _gid.parse_rate(text) == {"rate_gbps": rate / 10, "width": f"{width}X", "speed": speed}
+
+
+@given(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1))
+def test_guids_read_back(guid, prefix):
+    groups = [f"{(guid >> shift) & 0xFFFF:04x}" for shift in (48, 32, 16, 0)]
+    assert _gid.guid_text(":".join(groups)) == f"0x{guid:016x}"  # node_guid's sysfs form
+    gid = ":".join([f"{(prefix >> shift) & 0xFFFF:04x}" for shift in (48, 32, 16, 0)] + groups)
+    assert _gid.port_guid_from_gid(gid) == (f"0x{guid:016x}" if guid else None)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["0x{:08x}\n", "0x{:08x}", "0x{:x}"]))
+def test_cap_mask_reads_back(mask, form):
+    facts = _gid.ib_port_facts({"cap_mask": form.format(mask)}, {}, None, None)
+    assert facts["cap_mask"] == f"0x{mask:08x}"
+    assert facts["is_sm"] is bool(mask & 2)  # IsSM, bit 1 of PortInfo:CapabilityMask
