@@ -9,12 +9,14 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _roce
 from ansible_collections.rdma.fabric.plugins.modules import gid_facts
+from ansible_collections.rdma.fabric.tests.unit.support import ib_sysfs_trees as ib_trees
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
@@ -128,6 +130,8 @@ def test_hundreds_of_gids(sysroot):
     (trees.lab_tree, {}),
     (trees.add_mlx5_ib, {"port": 2}),
     (_hundreds_of_gids, {"device": ["rxe0"]}),
+    (ib_trees.add_kernel_ib, {}),
+    (lambda root: ib_trees.add_recorded(root, "hca3_limited"), {}),
 ])
 def test_gid_table_false_leaves_out_only_the_rows(sysroot, make_tree, args):
     make_tree(sysroot)
@@ -270,3 +274,103 @@ def test_the_result_contract_of_a_fact_module(rdma_cm, sysroot):
     assert not ok and result["changed"] is False and result["commands"] == []
     assert result["msg"].startswith("device[1]: invalid RDMA device name '../x'") and "already done" not in result["msg"]
     assert rdma_cm.mkdirs == ["rxe0", "siw0"]  # the first run's groups only: the failed one read nothing
+
+
+# --- InfiniBand ports: the 'ib' facts -----------------------------------------------------------------------
+# (state, LMC, {P_Key: membership}, IsSM) each recorded port must show: what tests/ib/record_ib_sysfs.py
+# configured (OpenSM on hca1 with LMC 1 and its partitions.conf; hca2 recorded before any SM ran too)
+RECORDED_EXPECTED = {
+    "hca2_before_sm": ("INIT", 0, {"0xffff": "full"}, False),
+    "hca1_sm": ("ACTIVE", 1, {"0xffff": "full", "0x8010": "full"}, True),
+    "hca2_full": ("ACTIVE", 1, {"0xffff": "full", "0x8002": "full", "0x0010": "limited"}, False),
+    "hca3_limited": ("ACTIVE", 1, {"0xffff": "full", "0x0002": "limited", "0x0010": "limited"}, False),
+    "sw1_port0": ("ACTIVE", 0, {"0xffff": "full"}, False),  # lmc_esp0 FALSE: switch port 0 keeps LMC 0
+}
+
+
+def test_every_recorded_case_has_an_expectation():
+    assert sorted(RECORDED_EXPECTED) == ib_trees.CASES
+
+
+@pytest.mark.parametrize("case", sorted(RECORDED_EXPECTED))
+@pytest.mark.parametrize("gid_table", [True, False])
+def test_recorded_simulator_ports_match_the_diagnostics(sysroot, case, gid_table):
+    """gid_facts on the tree ibsim's libumad2sim wrote, against smpquery and sminfo run on the same port then."""
+    recorded = ib_trees.add_recorded(sysroot, case)
+    ok, result = run({"gid_table": gid_table})
+    assert ok and result["changed"] is False
+    device = result["ansible_facts"]["rdma_devices"]["ibsim0"]
+    (number, port), = device["ports"].items()
+    assert number == ("0" if case.startswith("sw") else "1")
+    view = ib_trees.diag_view(recorded["portinfo"], recorded["nodeinfo"], recorded["pkeys"], recorded.get("sminfo"))
+    assert ib_trees.facts_view(port, with_sminfo="sminfo" in recorded) == view
+    state, lmc, pkeys, is_sm = RECORDED_EXPECTED[case]
+    assert (port["state"], port["ib"]["lmc"], port["ib"]["is_sm"]) == (state, lmc, is_sm)
+    assert {e["pkey"]: e["membership"] for e in port["ib"]["pkeys"]} == pkeys
+    # umad2sim writes no link_layer: the existing facts keep it null, as read
+    assert (port["link_layer"], port["transport"], port["netdev"], port["gid_count"]) == (None, None, None, 1)
+    assert device["node_type"] == ("SWITCH" if case.startswith("sw") else "CA")
+
+
+UNREADABLE = object()  # a directory where the file is: open() fails, as EINVAL does in sysfs
+REMOVED = object()
+KERNEL_PORT_1 = {
+    "port_guid": "0xb8599f0300d41a2e", "node_guid": "0xb8599f0300d41a2e", "lmc": 2, "sm_sl": 3,
+    "cap_mask": "0x2651e84a", "is_sm": True, "rate_gbps": 200.0, "width": "4X", "speed": "HDR",
+    "pkeys": [{"index": 0, "pkey": "0xffff", "base": "0x7fff", "membership": "full"},
+              {"index": 1, "pkey": "0x8002", "base": "0x0002", "membership": "full"},
+              {"index": 2, "pkey": "0x0010", "base": "0x0010", "membership": "limited"}]}
+
+
+@pytest.mark.parametrize("edit, port, expected", [
+    (None, "1", KERNEL_PORT_1),
+    (None, "2", dict(KERNEL_PORT_1, port_guid="0xb8599f0300d41a2f", lmc=0, sm_sl=0,
+                     pkeys=[{"index": 0, "pkey": "0xffff", "base": "0x7fff", "membership": "full"}])),
+    # the ABI's rate example, and its capability mask without IsSM (bit 1)
+    ({"rate": "40 Gb/sec (4X QDR)\n", "cap_mask": "0x2651e848\n"}, "1",
+     dict(KERNEL_PORT_1, rate_gbps=40.0, speed="QDR", cap_mask="0x2651e848", is_sm=False)),
+    # unreadable files (EINVAL) are null; without a pkeys directory the table is empty
+    ({"lid_mask_count": UNREADABLE, "sm_sl": UNREADABLE, "cap_mask": UNREADABLE, "pkeys": REMOVED}, "1",
+     dict(KERNEL_PORT_1, lmc=None, sm_sl=None, cap_mask=None, is_sm=None, pkeys=[])),
+    ({"pkeys/0": UNREADABLE, "pkeys/1": "0x0000\n", "pkeys/2": "garbage\n"}, "1", dict(KERNEL_PORT_1, pkeys=[])),
+    ({"gids/0": "0000:0000:0000:0000:0000:0000:0000:0000\n"}, "1", dict(KERNEL_PORT_1, port_guid=None)),
+])
+def test_kernel_ib_ports(sysroot, edit, port, expected):
+    ib_trees.add_kernel_ib(sysroot)
+    pbase = f"devices/pci0000:00/0000:00:03.0/infiniband/mlx5_0/ports/{port}"
+    for name, text in (edit or {}).items():
+        path = os.path.join(sysroot, pbase, name)
+        if text is REMOVED:
+            shutil.rmtree(path)
+        elif text is UNREADABLE:
+            os.remove(path)
+            trees.unreadable(sysroot, f"{pbase}/{name}")
+        else:
+            trees.write(sysroot, f"{pbase}/{name}", text)
+    ok, result = run({"port": int(port)})
+    assert ok and result["changed"] is False
+    assert result["ansible_facts"]["rdma_devices"]["mlx5_0"]["ports"][port]["ib"] == expected
+
+
+def test_only_infiniband_ports_get_ib_facts(sysroot):
+    trees.lab_tree(sysroot)
+    ib_trees.add_kernel_ib(sysroot)
+    ok, result = run({"roce_defaults": False})
+    assert ok
+    has_ib = {(dev, number): "ib" in port for dev, info in result["ansible_facts"]["rdma_devices"].items()
+              for number, port in info["ports"].items()}
+    assert has_ib == {("mlx5_0", "1"): True, ("mlx5_0", "2"): True, ("rxe0", "1"): False, ("siw0", "1"): False}
+
+
+def test_the_ib_facts_leave_the_other_facts_as_they_were(sysroot, monkeypatch):
+    """Every key but 'ib' is what the module returns when the InfiniBand reader is not there at all."""
+    ib_trees.add_kernel_ib(sysroot)
+    trees.lab_tree(sysroot)
+    ok, with_ib = run({"roce_defaults": False})
+    monkeypatch.setattr(gid_facts._gid, "is_ib_port", lambda node_type, link_layer: False)
+    ok_without, without = run({"roce_defaults": False})
+    assert ok and ok_without
+    for info in with_ib["ansible_facts"]["rdma_devices"].values():
+        for port in info["ports"].values():
+            port.pop("ib", None)
+    assert with_ib == without
