@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -47,12 +48,21 @@ def test_table(tmp_path):
     for line in ("| sanity | 61 s | 0 |", "| **total** | **1,561 s (26.0 min)** | |",
                  "| boot 2 VM(s) to ssh | .lab-molecule | 44 s |", "| default | create | 50 s |",
                  "| default | converge | 300 s (5.0 min) |", "| default | idempotence | 90 s |",
-                 "| default | side effect | 600 s (10.0 min) |", "| Lab tests | memlock | default | 33 s |",
-                 "| Reboot vm2 | Lab tests | reboot | 95 s |", "| test_lab | default | 2 | 15 s |",
+                 "| default | side effect | 600 s (10.0 min) |", "| Lab tests \\| memlock | default | 33 s |",
+                 "| Reboot vm2 | Lab tests \\| reboot | 95 s |", "| test_lab | default | 2 | 15 s |",
                  "| test_faults | default | 1 | 120 s (2.0 min) |", "| Install packages | Provision | 40 s |"):
         assert line in table, line
     # the verify tests' own playbooks are in the verify rows, not in the steps
     assert "play-vm1" not in table
+    # every row has its table's columns: a '|' inside a name is escaped
+    columns = None
+    for line in table.splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        count = len(re.findall(r"(?<!\\)\|", line))
+        columns = columns or count
+        assert count == columns, line
 
 
 def test_no_logs_directory(tmp_path):
