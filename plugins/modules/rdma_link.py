@@ -206,8 +206,8 @@ commands:
 before:
   description:
     - The link and its files before the run, as the diff shows them.
-    - RV(before.link) is V({}) when there was no link; each of RV(before.persistence.rule), RV(before.persistence.config)
-      and RV(before.persistence.unit) has the file's C(path) and C(content) (V(null) when the file did not exist).
+    - RV(before.link) is V({}) when there was no link; each of C(rule), C(config) and C(unit) in
+      RV(before.persistence) has the file's C(path) and C(content) (V(null) when the file did not exist).
   returned: success
   type: dict
   contains:

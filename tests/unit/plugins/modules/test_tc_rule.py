@@ -11,10 +11,7 @@ import shlex
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import tc_rule
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.mlx5_tc_emulator import Mlx5Tc, add_mlx5
@@ -46,11 +43,6 @@ def tc_path(driver, port=1):
 
 def ttl_path(driver, port=1):
     return f"{driver.root}/class/infiniband/mlx5_0/ttl/{port}/ttl"
-
-
-def mlx5_module(check_mode=False):
-    with patch_module_args({"_ansible_check_mode": True} if check_mode else {}):
-        return basic.AnsibleModule(argument_spec={}, supports_check_mode=True)
 
 
 def preset(driver, *writes):
