@@ -27,6 +27,16 @@ def fabric_result(registered, test, pair):
         raise AnsibleFilterError(f"fabric_result: {err}") from err
 
 
+def fabric_ib_result(hosts, fabric, options=None):
+    """Judge the registered IB diagnostics of the play's IB hosts and of the fabric (the role's tasks/ib.yml)."""
+    if not isinstance(hosts, list) or not isinstance(fabric, dict):
+        raise AnsibleFilterError("fabric_ib_result: expects a list of hosts' results and a dict of the fabric's")
+    try:
+        return _fabric_check.ib_result(hosts, fabric, options)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_ib_result: {err}") from err
+
+
 class FilterModule:
     def filters(self):
-        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result}
+        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result, "fabric_ib_result": fabric_ib_result}

@@ -1,11 +1,15 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Pure helpers of the fabric_check role: pairing hosts and reading traffic-test output."""
+"""Pure helpers of the fabric_check role: pairing hosts, reading traffic-test output, judging the IB diagnostics and
+drawing the IB topology (Mermaid)."""
 
 from __future__ import annotations
 
 import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_diags
 
 TOPOLOGIES = ("all", "ring")
 TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw")
@@ -77,3 +81,338 @@ def result(test: str, pair, rc, stdout: str, stderr: str) -> dict:
         else:
             row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
     return row
+
+
+# --- InfiniBand ------------------------------------------------------------------------------------
+# The role's IB part registers the diagnostics' output per host (ibstat, and per IB port smpquery pkeys,
+# perfquery, sminfo; ibping to the next host) and once for the fabric (saquery -s, sminfo per SM,
+# ibnetdiscover, ibqueryerrors); ib_result() judges them. Each failure is one line that names the host,
+# the port (CA/port and GUID), the SM, the P_Key or the counter.
+
+GOOD_STATE = ("Active", "LinkUp")
+MERMAID_MAX_NODES = 120  # above this, each switch's HCAs are drawn as one node
+
+
+def _command(registered) -> dict:
+    """rc, stdout, stderr and item of a registered command result (None when it was skipped or is missing)."""
+    if not isinstance(registered, dict) or registered.get("skipped") or "rc" not in registered and "stdout" not in registered:
+        return None
+    return {"rc": registered.get("rc"), "stdout": registered.get("stdout") or "", "stderr": registered.get("stderr") or "",
+            "item": registered.get("item")}
+
+
+def _loop(registered) -> list:
+    """The commands of a registered loop (results), skipped ones left out."""
+    if isinstance(registered, dict) and isinstance(registered.get("results"), list):
+        items = registered["results"]
+    elif isinstance(registered, list):
+        items = registered
+    else:
+        items = []
+    return [command for command in (_command(item) for item in items) if command is not None]
+
+
+def _why(command) -> str:
+    """The first line a failed command printed, for a failure message."""
+    if command is None:
+        return "did not run"
+    for text in (command["stderr"], command["stdout"]):
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("ibwarn")]
+        if lines:
+            return f"rc {command['rc']}: {lines[0][:160]}"
+    return f"rc {command['rc']}, no output"
+
+
+def _parsed(tool: str, command):
+    """(parsed, None) or (None, why)."""
+    if command is None:
+        return None, "did not run"
+    if command["rc"] not in (0, None) and not command["stdout"].strip():
+        return None, _why(command)
+    try:
+        return _ib_diags.parse(tool, command["stdout"]), None
+    except ValueError as err:
+        return None, (_why(command) if command["rc"] else str(err))
+
+
+def _port_name(host: str, port: dict) -> str:
+    return f"{host} port {port['ca']}/{port['port']} ({port['port_guid']})"
+
+
+def _threshold(counter: str, options: dict) -> int:
+    return int((options.get("error_thresholds") or {}).get(counter, options.get("error_threshold") or 0))
+
+
+def _item_port(command) -> tuple:
+    item = (command or {}).get("item") or {}
+    return item.get("ca"), item.get("port")
+
+
+def ib_ports(hosts: list) -> dict:
+    """{host: [its InfiniBand ports from ibstat]} ({host: None} when ibstat did not run or could not be read)."""
+    result = {}
+    for host in hosts:
+        ports, _why_not = _parsed("ibstat", _command(host.get("ibstat")))
+        result[host["host"]] = None if ports is None else [port for port in ports if port["link_layer"] == "InfiniBand"]
+    return result
+
+
+def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
+    """Judge the IB diagnostics of the play's IB hosts and of the fabric (see the role's tasks/ib.yml for the input).
+
+    hosts: [{host, ibstat, pkeys, perfquery, sminfo, ping, ping_target, ipoib}] with registered results;
+    fabric: {probe, saquery, sminfo, ibnetdiscover, ibqueryerrors}; options: {rate, error_threshold, error_thresholds}.
+    Returns {ok, failures, ports, expected_rate, sms, sm_views (the SMs that answered, as ib_agreement takes them), pkeys,
+    pings, counters, topology, mermaid}.
+    """
+    options = dict(options or {})
+    failures, port_rows, pkey_rows, ping_rows, counter_rows = [], [], [], [], []
+    ports_by_host = ib_ports(hosts)
+    host_by_node, host_by_port = {}, {}
+    for host in hosts:
+        for port in ports_by_host[host["host"]] or []:
+            host_by_node.setdefault(port["node_guid"], host["host"])
+            host_by_port[port["port_guid"]] = (host["host"], port)
+
+    # ports: Active/LinkUp at the expected rate
+    active_rates = [port["rate"] for ports in ports_by_host.values() for port in ports or []
+                    if (port["state"], port["physical_state"]) == GOOD_STATE and port["rate"] is not None]
+    expected = options.get("rate") or (max(active_rates) if active_rates else None)
+    flagged = {}  # port GUID -> short problem, drawn in the topology
+    for host in hosts:
+        name, ports = host["host"], ports_by_host[host["host"]]
+        if ports is None:
+            failures.append(f"{name}: ibstat: {_parsed('ibstat', _command(host.get('ibstat')))[1]} "
+                            "(are infiniband-diags installed and the IB driver loaded?)")
+            continue
+        if not ports:
+            failures.append(f"{name}: ibstat shows no InfiniBand port")
+        for port in ports:
+            state = (port["state"], port["physical_state"])
+            row = {"host": name, "ca": port["ca"], "port": port["port"], "guid": port["port_guid"], "lid": port["base_lid"],
+                   "sm_lid": port["sm_lid"], "state": f"{port['state']}/{port['physical_state']}", "rate": port["rate"],
+                   "expected_rate": expected, "ok": True, "detail": ""}
+            if state != GOOD_STATE:
+                row.update(ok=False, detail=f"{row['state']}, expected Active/LinkUp")
+                flagged[port["port_guid"]] = row["state"]
+            elif expected is not None and port["rate"] is not None and port["rate"] < expected:
+                row.update(ok=False, detail=f"rate {port['rate']} Gb/s, expected {expected}")
+                flagged[port["port_guid"]] = f"{port['rate']} of {expected} Gb/s"
+            elif not port["sm_lid"]:
+                row.update(ok=False, detail="SM lid 0: no SM has configured the port")
+            if not row["ok"]:
+                failures.append(f"{_port_name(name, port)}: {row['detail']}")
+            port_rows.append(row)
+
+    # the SM each host's port answers to, and the fabric's SMs: reachable, exactly one MASTER
+    for host in hosts:
+        for command in _loop(host.get("sminfo")):
+            ca, number = _item_port(command)
+            info, why = _parsed("sminfo", command)
+            where = f"{host['host']} port {ca}/{number}"
+            if info is None:
+                failures.append(f"{where}: no SM answers (sminfo {why})")
+            elif info["state"] != "MASTER":
+                failures.append(f"{where}: the SM at lid {info['lid']} ({info['guid']}) is {info['state']}, not MASTER")
+    sm_rows = []
+    saquery = _command(fabric.get("saquery"))
+    if fabric.get("probe") is None:
+        failures.append("fabric: no host has an Active InfiniBand port, so the SMs, topology and error counters were not read")
+    else:
+        listed, why = _parsed("saquery_sms", saquery)
+        if listed is None:
+            failures.append(f"SM: saquery -s from {fabric['probe']} failed ({why})")
+        answers = {}
+        for command in _loop(fabric.get("sminfo")):
+            lid = command["item"]
+            info, why = _parsed("sminfo", command)
+            answers[int(lid) if str(lid).isdigit() else lid] = (info, why)
+        for record in (listed or {}).get("sms", []):
+            info, why = answers.get(record["lid"], (None, "not queried"))
+            row = {"lid": record["lid"], "guid": info["guid"] if info else None, "name": None, "priority": info["priority"] if info else None,
+                   "state": info["state"] if info else "no answer", "ok": info is not None, "detail": "" if info else why}
+            if info:
+                row["name"] = host_by_port.get(info["guid"], (None,))[0]
+            else:
+                failures.append(f"SM at lid {record['lid']} (IsSM in saquery -s) does not answer sminfo ({why})")
+            sm_rows.append(row)
+        masters = [row for row in sm_rows if row["state"] == "MASTER"]
+        if listed is not None and len(masters) != 1:
+            shown = ", ".join(f"lid {row['lid']} {row['name'] or row['guid'] or ''} {row['state']}".strip() for row in sm_rows) or "none"
+            failures.append(f"SM: {len(masters)} MASTERs, expected exactly one (SMs: {shown})")
+
+    # P_Keys: each IPoIB interface's P_Key in its host's port P_Key table
+    for host in hosts:
+        tables = []
+        for command in _loop(host.get("pkeys")):
+            ca, number = _item_port(command)
+            table, why = _parsed("pkeys", command)
+            if table is None:
+                failures.append(f"{host['host']} port {ca}/{number}: P_Key table unreadable (smpquery pkeys {why})")
+            else:
+                tables.append((f"{ca}/{number}", table["pkeys"]))
+        for entry in host.get("ipoib") or []:
+            if not isinstance(entry, dict) or entry.get("state", "present") == "absent":
+                continue
+            pkey = _ipoib.normalize_pkey(entry["pkey"]) if entry.get("pkey") is not None else 0xFFFF
+            interface = _ipoib.child_ifname(entry["parent"], pkey) if entry.get("pkey") is not None and entry.get("parent") \
+                else entry.get("ifname") or entry.get("name")
+            found = [(port, key) for port, table in tables for key in table if int(key, 16) & 0x7FFF == pkey & 0x7FFF]
+            row = {"host": host["host"], "interface": interface, "pkey": f"0x{pkey:04x}", "ok": bool(found),
+                   "membership": ", ".join(f"{port} {'full' if int(key, 16) & 0x8000 else 'limited'}" for port, key in found)}
+            if tables and not found:
+                shown = "; ".join(f"{port}: {' '.join(table) or 'empty'}" for port, table in tables)
+                row["membership"] = "missing"
+                failures.append(f"{host['host']} {interface}: P_Key 0x{pkey:04x} is not in the P_Key table of its port ({shown})")
+            elif not tables:
+                row.update(ok=False, membership="not read (no Active IB port)")
+            pkey_rows.append(row)
+
+    # error counters: each host's ports (perfquery) and the whole fabric (ibqueryerrors)
+    seen = set()
+    for host in hosts:
+        for command in _loop(host.get("perfquery")):
+            ca, number = _item_port(command)
+            values, why = _parsed("perfquery", command)
+            if values is None:
+                failures.append(f"{host['host']} port {ca}/{number}: counters unreadable (perfquery {why})")
+                continue
+            guid = ((command.get("item") or {}).get("port_guid"))
+            for counter in _ib_diags.ERROR_COUNTERS:
+                value, limit = values.get(counter, 0), _threshold(counter, options)
+                seen.add((guid, number, counter))
+                if value > limit:
+                    counter_rows.append({"where": f"{host['host']} port {ca}/{number} ({guid})", "guid": guid, "port": number,
+                                         "counter": counter, "value": value, "threshold": limit})
+    errors = None
+    if fabric.get("probe") is not None:
+        errors, why = _parsed("ibqueryerrors", _command(fabric.get("ibqueryerrors")))
+        if errors is None:
+            failures.append(f"counters: ibqueryerrors from {fabric['probe']} did not finish ({why})")
+    for port in (errors or {}).get("ports", []):
+        for counter, value in port["counters"].items():
+            limit = _threshold(counter, options)
+            if counter not in _ib_diags.ERROR_COUNTERS or (port["guid"], port["port"], counter) in seen or value <= limit:
+                continue
+            host = host_by_port.get(port["guid"], (None,))[0]
+            counter_rows.append({"where": f"{host or port['node']} port {port['port']} ({port['guid']})", "guid": port["guid"],
+                                 "port": port["port"], "counter": counter, "value": value, "threshold": limit})
+    for row in counter_rows:
+        failures.append(f"{row['where']}: {row['counter']} {row['value']} is above the threshold {row['threshold']}")
+
+    # ibping, each host to the next
+    for host in hosts:
+        command = _command(host.get("ping"))
+        if command is None or not host.get("ping_target"):
+            continue
+        result, why = _parsed("ibping", command)
+        row = {"client": host["host"], "server": host["ping_target"], "ok": bool(result and result["received"]),
+               "received": result["received"] if result else 0, "transmitted": result["transmitted"] if result else None,
+               "rtt_avg_ms": (result["rtt_ms"] or {}).get("avg") if result else None, "detail": why or ""}
+        ping_rows.append(row)
+        if not row["ok"]:
+            detail = why or f"{row['received']} of {row['transmitted']} answered"
+            failures.append(f"ibping {host['host']} -> {host['ping_target']}: {detail}")
+
+    # the topology, and the play's IB ports that are not in it
+    topology = None
+    if fabric.get("probe") is not None:
+        topology, why = _parsed("ibnetdiscover", _command(fabric.get("ibnetdiscover")))
+        if topology is None:
+            failures.append(f"topology: ibnetdiscover from {fabric['probe']} failed ({why})")
+    missing = []
+    if topology is not None:
+        in_fabric = {end["guid"] for node in topology["nodes"] for end in node["end_ports"]}
+        for row in port_rows:
+            if row["guid"] not in in_fabric:
+                missing.append(row)
+                if row["ok"]:
+                    failures.append(f"{row['host']} port {row['ca']}/{row['port']} ({row['guid']}) is not in the fabric "
+                                    f"ibnetdiscover found from {fabric['probe']}")
+    marks = dict(flagged)
+    for row in counter_rows:
+        marks[(row["guid"], row["port"])] = f"{row['counter']} {row['value']}"
+    names = dict(host_by_node)
+    sms = {row["guid"]: f"SM {row['state']}, priority {row['priority']}" for row in sm_rows if row["guid"]}
+    sm_views = [{"name": row["name"] or row["guid"], "host": row["name"], "guid": row["guid"], "lid": row["lid"],
+                 "priority": row["priority"], "state": row["state"]} for row in sm_rows if row["priority"] is not None]
+    return {"ok": not failures, "failures": failures, "ports": port_rows, "expected_rate": expected, "sms": sm_rows, "sm_views": sm_views,
+            "pkeys": pkey_rows, "pings": ping_rows, "counters": counter_rows, "topology": topology,
+            "mermaid": ib_mermaid(topology, names, marks, missing, sms=sms) if topology is not None else ""}
+
+
+def _label(text) -> str:
+    """Text for a quoted Mermaid label: entity codes for '#', '"', '<', '>' and no line breaks."""
+    text = " ".join(str(text).split())
+    return text.replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def ib_mermaid(topology: dict, names: dict = None, marks: dict = None, missing: list = None, max_nodes: int = MERMAID_MAX_NODES,
+               sms: dict = None) -> str:
+    """A Mermaid flowchart of an ibnetdiscover topology: switches as boxes, HCAs as rounded boxes, one edge per link
+    labelled with both port numbers and the speed.
+
+    names: {node GUID: host name} (the play's hosts); marks: {port GUID: problem} for CA ports and
+    {(GUID, port): problem} for any port - their links are drawn red and say the problem; missing: port rows
+    of the play's hosts that are not in the topology (a link down), drawn as red dashed nodes of their own; sms:
+    {port GUID: 'SM MASTER, priority 10'}, said on the node of that port. With more than max_nodes nodes, each
+    switch's HCAs are drawn as one node ('24 HCA ports').
+    """
+    names, marks, missing, sms = names or {}, marks or {}, missing or [], sms or {}
+    nodes = sorted(topology["nodes"], key=lambda node: (node["type"] != "switch", node["guid"] or node["id"]))
+    ids = {node["id"]: f"n{index}" for index, node in enumerate(nodes)}
+    by_id = {node["id"]: node for node in nodes}
+    lines = ["flowchart LR",
+             "  classDef switch fill:#e8eefc,stroke:#3355aa,color:#112244",
+             "  classDef hca fill:#eaf7ee,stroke:#2f7d4a,color:#113322",
+             "  classDef down fill:#fde8e8,stroke:#cc0000,stroke-width:3px,stroke-dasharray:5 3,color:#660000"]
+    collapse = len(nodes) > max_nodes
+    edges, red = [], []
+
+    def problem(node, port):
+        end = next((end for end in node["end_ports"] if end["port"] == port), None)
+        return marks.get((node["guid"], port)) or (marks.get(end["guid"]) if end and end["guid"] else None) \
+            or marks.get((end["guid"], port) if end and end["guid"] else None)
+
+    shown_nodes = set()
+    if collapse:
+        counts = {}
+        for link in topology["links"]:
+            ends = [by_id.get(link["a"]["node"]), by_id.get(link["b"]["node"])]
+            if all(ends) and {ends[0]["type"], ends[1]["type"]} == {"switch", "ca"}:
+                switch = ends[0] if ends[0]["type"] == "switch" else ends[1]
+                counts[switch["id"]] = counts.get(switch["id"], 0) + 1
+        for node in nodes:
+            if node["type"] == "switch":
+                lines.append(f'  {ids[node["id"]]}["{_label(node["desc"] or node["guid"])}<br/>lid {node["lid"]}"]:::switch')
+                shown_nodes.add(node["id"])
+        for switch_id, count in counts.items():
+            lines.append(f'  {ids[switch_id]}h(["{count} HCA ports"]):::hca')
+            edges.append(f'  {ids[switch_id]} --- {ids[switch_id]}h')
+    else:
+        for node in nodes:
+            host = names.get(node["guid"])
+            title = " · ".join(part for part in (host, node["desc"] or node["guid"]) if part)
+            if node["type"] == "switch":
+                detail = f"lid {node['lid']}" + (f" · {node['ports']} ports" if node["ports"] else "")
+                lines.append(f'  {ids[node["id"]]}["{_label(title)}<br/>{_label(detail)}"]:::switch')
+            else:
+                lids = ", ".join([f"lid {end['lid']}" for end in node["end_ports"] if end["lid"] is not None]
+                                 + [sms[end["guid"]] for end in node["end_ports"] if end["guid"] in sms])
+                lines.append(f'  {ids[node["id"]]}(["{_label(title)}' + (f'<br/>{_label(lids)}' if lids else "") + '"]):::hca')
+            shown_nodes.add(node["id"])
+    for link in topology["links"]:
+        a, b = link["a"], link["b"]
+        if a["node"] not in shown_nodes or b["node"] not in shown_nodes:
+            continue
+        issues = [issue for issue in (problem(by_id[a["node"]], a["port"]), problem(by_id[b["node"]], b["port"])) if issue]
+        label = f"{a['port']} ↔ {b['port']}" + (f" · {link['speed']}" if link["speed"] else "") + "".join(f" · ⚠ {issue}" for issue in issues)
+        if issues:
+            red.append(len(edges))
+        edges.append(f'  {ids[a["node"]]} ---|"{_label(label)}"| {ids[b["node"]]}')
+    for index, row in enumerate(missing):
+        title = f"{row['host']} · {row['ca']}/{row['port']} {row['state']}"
+        lines.append(f'  x{index}(["{_label(title)}<br/>{_label(row["guid"])} · not in the fabric"]):::down')
+    lines.extend(edges)
+    lines.extend(f"  linkStyle {index} stroke:#cc0000,stroke-width:3px" for index in red)
+    return "\n".join(lines) + "\n"

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -84,3 +87,164 @@ def test_result(test, rc, out, err, ok, latency, bandwidth, detail):
 def test_result_rejects_unknown_test():
     with pytest.raises(ValueError, match="test: 'ping' is not one of"):
         _fabric_check.result("ping", ["a", "b"], 0, "", "")
+
+
+# --- InfiniBand: ib_result() on real output recorded from the simulator (ib_diags/), ib_mermaid() ----------------
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ib_diags")
+GUID = {n: f"0x0002c9030000{n}001" for n in range(1, 6)}
+
+
+def recorded(name: str) -> str:
+    with open(os.path.join(RECORDED, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def ran(name: str, rc: int = 0, item=None, stderr: str = "") -> dict:
+    """A registered command result as Ansible keeps it (with keys the judge does not read)."""
+    return {"rc": rc, "stdout": recorded(name) if name else "", "stderr": stderr, "item": item, "changed": False, "cmd": ["x"]}
+
+
+def port(n: int) -> dict:
+    return {"ca": "ibsim0", "port": 1, "port_guid": GUID[n], "base_lid": n, "state": "Active"}
+
+
+def ib_host(n: int, ibstat: str = "ibstat.active.txt", pkeys: str = "smpquery-pkeys.full.txt", perfquery: str = "perfquery.clean.txt",
+            sminfo: str = "sminfo.master.txt", ipoib=(), ping=None) -> dict:
+    loop = {"results": []}
+    return {"host": f"hca{n}", "ibstat": ran(ibstat),
+            "pkeys": {"results": [ran(pkeys, item=port(n))]} if pkeys else loop,
+            "perfquery": {"results": [ran(perfquery, item=port(n))]} if perfquery else loop,
+            "sminfo": {"results": [ran(sminfo, 255 if sminfo == "sminfo.unreachable.txt" else 0, item=port(n))]} if sminfo else loop,
+            "ping": ran(ping[0]) if ping else {"skipped": True}, "ping_target": ping[1] if ping else "",
+            "ipoib": list(ipoib)}
+
+
+FABRIC = {"probe": "hca3", "saquery": ran("saquery-s.two-sms.txt"),
+          "sminfo": {"results": [ran("sminfo.master.txt", item=1), ran("sminfo.standby.txt", item=3)]},
+          "ibnetdiscover": ran("ibnetdiscover.healthy.txt"), "ibqueryerrors": ran("ibqueryerrors.clean.txt")}
+STORAGE_CHILD = {"name": "storage", "parent": "ib0", "pkey": "0x8002"}
+
+# (id, hosts, fabric changes, options, expected failures (each a prefix of one line), nothing else failing)
+IB_CASES = [
+    ("healthy", [ib_host(3, ipoib=[{"name": "ib0"}, STORAGE_CHILD], ping=("ibping.ok.txt", "hca4"))], {}, {}, []),
+    ("link down", [ib_host(4, ibstat="ibstat.down.txt", pkeys=None, perfquery=None, sminfo=None)], {}, {},
+     [f"hca4 port ibsim0/1 ({GUID[4]}): Down/Polling, expected Active/LinkUp"]),
+    ("rate below the one asked for", [ib_host(3)], {}, {"rate": 100}, [f"hca3 port ibsim0/1 ({GUID[3]}): rate 10 Gb/s, expected 100"]),
+    ("ibstat missing", [dict(ib_host(3), ibstat={"rc": 127, "stdout": "", "stderr": "timeout: failed to run command 'ibstat': No such file"})],
+     {}, {}, ["hca3: ibstat: rc 127: timeout: failed to run command 'ibstat'"]),
+    ("no SM answers", [ib_host(3, sminfo="sminfo.unreachable.txt")], {}, {},
+     ["hca3 port ibsim0/1: no SM answers (sminfo rc 255: sminfo: iberror: failed: query)"]),
+    ("the port's SM is a standby", [ib_host(3, sminfo="sminfo.standby.txt")], {}, {},
+     [f"hca3 port ibsim0/1: the SM at lid 3 ({GUID[2]}) is STANDBY, not MASTER"]),
+    ("two masters", [ib_host(3)], {"sminfo": {"results": [ran("sminfo.master.txt", item=1), ran("sminfo.master.txt", item=3)]}}, {},
+     ["SM: 2 MASTERs, expected exactly one (SMs: lid 1"]),
+    ("an SM that does not answer", [ib_host(3)],
+     {"sminfo": {"results": [ran("sminfo.master.txt", item=1), ran("sminfo.unreachable.txt", 255, item=3)]}}, {},
+     ["SM at lid 3 (IsSM in saquery -s) does not answer sminfo (rc 255: sminfo: iberror: failed: query)"]),
+    ("saquery fails", [ib_host(3)], {"saquery": {"rc": 110, "stdout": "", "stderr": "Query SA failed: Connection timed out"}}, {},
+     ["SM: saquery -s from hca3 failed (rc 110: Query SA failed: Connection timed out)"]),
+    ("P_Key not in the port table", [ib_host(3, pkeys="smpquery-pkeys.limited.txt", ipoib=[{"name": "x", "parent": "ib0", "pkey": 5}])],
+     {}, {}, ["hca3 ib0.8005: P_Key 0x8005 is not in the P_Key table of its port (ibsim0/1: 0xffff 0x0002)"]),
+    ("counters above the threshold", [ib_host(3, perfquery="perfquery.errors.txt")], {"ibqueryerrors": ran("ibqueryerrors.errors.txt", 1)},
+     {}, [f"hca3 port ibsim0/1 ({GUID[3]}): SymbolErrorCounter 50 is above the threshold 0",
+          "rdma-fabric-sw1 port 2 (0x0002c90300000100): PortRcvErrors 3 is above the threshold 0"]),
+    ("thresholds per counter", [ib_host(3, perfquery="perfquery.errors.txt")], {"ibqueryerrors": ran("ibqueryerrors.errors.txt", 1)},
+     {"error_threshold": 5, "error_thresholds": {"SymbolErrorCounter": 50}}, []),
+    ("ibqueryerrors cut off", [ib_host(3)], {"ibqueryerrors": ran("ibqueryerrors.sa-failed.txt", stderr="Query SA failed: Connection timed out")},
+     {}, ["counters: ibqueryerrors from hca3 did not finish (ibqueryerrors: no '## Summary'"]),
+    ("ibping unanswered", [ib_host(3, ping=("ibping.no-server.txt", "hca4"))], {}, {}, ["ibping hca3 -> hca4: 0 of 2 answered"]),
+    ("a host port not in the topology", [ib_host(4, ibstat="ibstat.active.txt")], {"ibnetdiscover": ran("ibnetdiscover.hca4-unlinked.txt")},
+     {}, []),  # ibstat.active.txt is hca3's port, which is in it
+    ("an Active port missing from the topology", [ib_host(3)], {"ibnetdiscover": ran("ibnetdiscover.isolated.txt")}, {},
+     [f"hca3 port ibsim0/1 ({GUID[3]}) is not in the fabric ibnetdiscover found from hca3"]),
+    ("no Active port anywhere", [ib_host(4, ibstat="ibstat.down.txt", pkeys=None, perfquery=None, sminfo=None)], {"probe": None}, {},
+     [f"hca4 port ibsim0/1 ({GUID[4]}): Down/Polling", "fabric: no host has an Active InfiniBand port"]),
+]
+
+
+@pytest.mark.parametrize("case_id, hosts, changes, options, expected", IB_CASES, ids=[case[0] for case in IB_CASES])
+def test_ib_result_names_each_problem(case_id, hosts, changes, options, expected):
+    result = _fabric_check.ib_result(hosts, dict(FABRIC, **changes), options)
+    failures = result["failures"]
+    assert len(failures) == len(expected), (case_id, failures)
+    for prefix in expected:
+        assert any(line.startswith(prefix) for line in failures), (prefix, failures)
+    assert result["ok"] == (not expected)
+    assert all("\n" not in line for line in failures)
+
+
+def test_ib_result_rows_for_the_report():
+    result = _fabric_check.ib_result([ib_host(3, ipoib=[{"name": "ib0"}, STORAGE_CHILD], ping=("ibping.ok.txt", "hca4"))], FABRIC, {})
+    assert [(r["host"], r["guid"], r["state"], r["rate"], r["ok"]) for r in result["ports"]] == [("hca3", GUID[3], "Active/LinkUp", 10, True)]
+    assert result["expected_rate"] == 10
+    assert [(s["lid"], s["state"], s["priority"], s["name"]) for s in result["sms"]] == [(1, "MASTER", 10, None), (3, "STANDBY", 5, None)]
+    assert result["sm_views"][0] == {"name": GUID[1], "host": None, "guid": GUID[1], "lid": 1, "priority": 10, "state": "MASTER"}
+    assert [(k["interface"], k["pkey"], k["membership"]) for k in result["pkeys"]] == [
+        ("ib0", "0xffff", "ibsim0/1 full"), ("ib0.8002", "0x8002", "ibsim0/1 full")]
+    assert [(p["client"], p["server"], p["received"], p["transmitted"]) for p in result["pings"]] == [("hca3", "hca4", 3, 3)]
+    assert len(result["topology"]["nodes"]) == 6
+    assert '(["hca3 · node3 HCA-1<br/>lid 4"]):::hca' in result["mermaid"]
+    assert '(["node1 HCA-1<br/>lid 1, SM MASTER, priority 10"]):::hca' in result["mermaid"]
+
+
+def test_ib_mermaid_marks_problem_ports_and_missing_hosts():
+    hosts = [ib_host(3, perfquery="perfquery.errors.txt"), ib_host(4, ibstat="ibstat.down.txt", pkeys=None, perfquery=None, sminfo=None)]
+    result = _fabric_check.ib_result(hosts, dict(FABRIC, ibnetdiscover=ran("ibnetdiscover.hca4-unlinked.txt"),
+                                                 ibqueryerrors=ran("ibqueryerrors.errors.txt", 1)), {})
+    lines = result["mermaid"].splitlines()
+    edges = [line for line in lines if " ---" in line]
+    assert len(edges) == 4
+    red = [int(line.split()[1]) for line in lines if line.startswith("  linkStyle ")]
+    assert sorted(edges[index].split("|")[1] for index in red) == ['"2 ↔ 1 · 4xSDR · ⚠ PortRcvErrors 3"', '"3 ↔ 1 · 4xSDR · ⚠ SymbolErrorCounter 50"']
+    assert f'  x0(["hca4 · ibsim0/1 Down/Polling<br/>{GUID[4]} · not in the fabric"]):::down' in lines
+
+
+def test_ib_mermaid_collapses_a_large_fabric():
+    topology = {"nodes": [{"id": "S-1", "type": "switch", "guid": "0x1", "ports": 36, "desc": "leaf", "lid": 1, "end_ports": []}]
+                + [{"id": f"H-{n}", "type": "ca", "guid": f"0x{n + 100:x}", "ports": 1, "desc": f"node{n}", "lid": None,
+                    "end_ports": [{"port": 1, "guid": f"0x{n + 1000:x}", "lid": n + 2}]} for n in range(30)],
+                "links": [{"a": {"node": "S-1", "port": n + 1}, "b": {"node": f"H-{n}", "port": 1}, "speed": "4xHDR"} for n in range(30)]}
+    text = _fabric_check.ib_mermaid(topology, max_nodes=10)
+    assert '  n0h(["30 HCA ports"]):::hca' in text and "node7" not in text
+    assert len([line for line in text.splitlines() if " ---" in line]) == 1
+
+
+LABEL_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@st.composite
+def mermaid_topologies(draw):
+    switches = draw(st.integers(1, 4))
+    cas = draw(st.integers(0, 8))
+    nodes = [{"id": f"S-{s}", "type": "switch", "guid": f"0x{s + 1:016x}", "ports": 36, "desc": draw(LABEL_TEXT), "lid": s + 1,
+              "end_ports": []} for s in range(switches)]
+    nodes += [{"id": f"H-{c}", "type": "ca", "guid": f"0x{c + 100:016x}", "ports": 1, "desc": draw(LABEL_TEXT), "lid": None,
+               "end_ports": [{"port": 1, "guid": f"0x{c + 1000:016x}", "lid": c + 10}]} for c in range(cas)]
+    links = [{"a": {"node": f"S-{s - 1}", "port": 36}, "b": {"node": f"S-{s}", "port": 35}, "speed": "4xHDR"} for s in range(1, switches)]
+    links += [{"a": {"node": f"S-{draw(st.integers(0, switches - 1))}", "port": c + 1}, "b": {"node": f"H-{c}", "port": 1},
+               "speed": draw(st.sampled_from(["4xHDR", "4xEDR", None]))} for c in range(cas)]
+    marks = {f"0x{c + 1000:016x}": draw(LABEL_TEXT.filter(bool)) for c in draw(st.lists(st.integers(0, max(cas - 1, 0)), max_size=3)) if cas}
+    names = {f"0x{c + 100:016x}": draw(LABEL_TEXT) for c in range(cas) if draw(st.booleans())}
+    return {"nodes": nodes, "links": links}, names, marks
+
+
+@given(mermaid_topologies())
+def test_ib_mermaid_property(case):
+    topology, names, marks = case
+    text = _fabric_check.ib_mermaid(topology, names, marks)
+    lines = text.splitlines()
+    assert lines[0] == "flowchart LR" and text.endswith("\n")
+    nodes = [line for line in lines if re.match(r"^  n\d+[\[(]", line)]
+    edges = [line for line in lines if re.match(r"^  n\d+ ---\|", line)]
+    assert len(nodes) == len(topology["nodes"]) and len(edges) == len(topology["links"])
+    for line in nodes + edges:
+        quoted = re.findall(r'"([^"]*)"', line)
+        assert len(quoted) == 1 and "\n" not in quoted[0]  # every label is one quoted string, with no raw quote or '<' '>'
+        assert not re.search(r"[<>]", quoted[0].replace("<br/>", ""))
+    styled = [int(line.split()[1]) for line in lines if line.startswith("  linkStyle ")]
+    assert all(0 <= index < len(edges) for index in styled)
+    assert all("⚠" in edges[index] for index in styled)
+    marked_links = sum(1 for link in topology["links"]
+                       if any(end["guid"] in marks for node in topology["nodes"] if node["id"] == link["b"]["node"] for end in node["end_ports"]))
+    assert len(styled) == marked_links
