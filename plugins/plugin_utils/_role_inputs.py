@@ -30,7 +30,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _tclass,
     _validate,
 )
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partitions, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_diags, _opensm_partitions, _qos_intent
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -76,6 +76,14 @@ ROLE_VARIABLES = {
         "fabric_check_write_bw_seconds",
         "fabric_check_report_dir",
         "fabric_check_report_only",
+        "fabric_check_roce",
+        "fabric_check_ib",
+        "fabric_check_ib_rate",
+        "fabric_check_ib_ipoib",
+        "fabric_check_ib_sm_hosts",
+        "fabric_check_ib_ping_count",
+        "fabric_check_ib_error_threshold",
+        "fabric_check_ib_error_thresholds",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -102,6 +110,8 @@ IPOIB_DEFAULTS = {"state": "present"}
 
 FABRIC_TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw")
 FABRIC_TIMEOUT_MAX = 86400
+IB_RATE_MAX = 10000  # Gb/s; an XDR 12x port runs at 2,400
+IB_COUNTER_MAX = 2**64 - 1
 INT_MAX = 2**31 - 1
 
 _INVALID = object()
@@ -320,7 +330,10 @@ def _switch_qos(errors: _Errors, settings: dict) -> None:
 # --- fabric_check ----------------------------------------------------------------------------
 
 def _fabric_check(errors: _Errors, settings: dict) -> None:
-    errors.check(_validate.ipv4_address, settings["fabric_check_ip"], "fabric_check_ip")
+    roce = _boolean(errors, settings, "fabric_check_roce")
+    if roce is not False or settings["fabric_check_ip"] != "":
+        errors.check(_validate.ipv4_address, settings["fabric_check_ip"], "fabric_check_ip")
+    _fabric_check_ib(errors, settings)
     errors.check(_validate.choice, settings["fabric_check_topology"], ("auto", "all", "ring"), "fabric_check_topology")
     tests = _items(errors, settings["fabric_check_tests"], "fabric_check_tests")
     if isinstance(settings["fabric_check_tests"], list) and not tests:
@@ -337,6 +350,52 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
                    f"allowed: {allowed}")
     errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
     _boolean(errors, settings, "fabric_check_report_only")
+    count = errors.check(_validate.int_in_range, settings["fabric_check_ib_ping_count"], 0, FABRIC_TIMEOUT_MAX, "fabric_check_ib_ping_count")
+    if timeout is not _INVALID and count is not _INVALID and count >= timeout:
+        allowed = f"0-{timeout - 1}" if timeout > 1 else "0 while fabric_check_timeout is 1"
+        errors.add(f"fabric_check_ib_ping_count: {count} is not below fabric_check_timeout ({timeout}), which bounds ibping "
+                   f"(about a second per packet); allowed: {allowed}")
+
+
+def _fabric_check_ib(errors: _Errors, settings: dict) -> None:
+    mode = settings["fabric_check_ib"]
+    if mode != "auto":
+        try:
+            _validate.boolean(mode, "fabric_check_ib")
+        except ValueError:
+            errors.add(f"fabric_check_ib: {mode!r} is not allowed; allowed: auto, true or false")
+    rate = settings["fabric_check_ib_rate"]
+    try:
+        number = None if isinstance(rate, bool) else float(rate)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not 0 <= number <= IB_RATE_MAX:
+        errors.add(f"fabric_check_ib_rate: {rate!r} is not a rate; allowed: 0 (the fastest Active port of the play) "
+                   f"or a rate in Gb/s up to {IB_RATE_MAX}, as ibstat prints it (e.g. 100, 200)")
+    names = {}
+    connections = _module_entries(errors, settings, "fabric_check_ib_ipoib", (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES), IPOIB_KEYS,
+                                  _ipoib.desired_properties, IPOIB_DEFAULTS)
+    for index, params in connections:
+        _listed_once(errors, names, params["name"], index, f"fabric_check_ib_ipoib[{index}].name", repr(params["name"]), "each connection once")
+    hosts = {}
+    for index, host in _items(errors, settings["fabric_check_ib_sm_hosts"], "fabric_check_ib_sm_hosts"):
+        path = f"fabric_check_ib_sm_hosts[{index}]"
+        if not isinstance(host, str) or not host.strip() or not host.isprintable():
+            errors.add(f"{path}: {host!r} is not an inventory host name")
+        else:
+            _listed_once(errors, hosts, host, index, path, repr(host), "each host once")
+    errors.check(_validate.int_in_range, settings["fabric_check_ib_error_threshold"], 0, IB_COUNTER_MAX, "fabric_check_ib_error_threshold")
+    thresholds = settings["fabric_check_ib_error_thresholds"]
+    if not isinstance(thresholds, dict):
+        errors.add(f"fabric_check_ib_error_thresholds: {thresholds!r} is not a dictionary; allowed: {{counter: threshold}} for "
+                   f"the counters {', '.join(_ib_diags.ERROR_COUNTERS)}")
+        return
+    for counter, value in thresholds.items():
+        path = f"fabric_check_ib_error_thresholds.{counter}"
+        if counter not in _ib_diags.ERROR_COUNTERS:
+            errors.add(f"{path}: not an error counter; allowed: {', '.join(_ib_diags.ERROR_COUNTERS)}")
+        else:
+            errors.check(_validate.int_in_range, value, 0, IB_COUNTER_MAX, path)
 
 
 # --- subnet_manager --------------------------------------------------------------------------

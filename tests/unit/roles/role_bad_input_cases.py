@@ -98,6 +98,14 @@ BASE = {
         "fabric_check_write_bw_seconds": 2,
         "fabric_check_report_dir": "/nonexistent/rdma-fabric-check",
         "fabric_check_report_only": False,
+        "fabric_check_roce": True,
+        "fabric_check_ib": "auto",
+        "fabric_check_ib_rate": 0,
+        "fabric_check_ib_ipoib": [{"name": "ib0.8002", "parent": "ib0", "pkey": "0x8002", "transport_mode": "datagram", "mtu": 4092}],
+        "fabric_check_ib_sm_hosts": [],
+        "fabric_check_ib_ping_count": 3,
+        "fabric_check_ib_error_threshold": 0,
+        "fabric_check_ib_error_thresholds": {"SymbolErrorCounter": 10},
     },
     "subnet_manager": {
         "subnet_manager_partitions": [
@@ -260,6 +268,12 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_write_bw_seconds", "not-below-timeout", 30)
     case("fabric_check", "fabric_check_report_dir", "newline", "/tmp/report\nx")
     case("fabric_check", "fabric_check_topology", "unknown", "mesh")
+    case("fabric_check", "fabric_check_ib", "unknown-mode", "sometimes")
+    each("fabric_check", "fabric_check_ib_rate", [("negative", -1), ("word", "fast")])
+    case("fabric_check", "fabric_check_ib_ipoib[0].pkey", "no-partition", "0x8000")
+    case("fabric_check", "fabric_check_ib_sm_hosts[0]", "newline", "sm1\nsm2")
+    case("fabric_check", "fabric_check_ib_ping_count", "not-below-timeout", 30)
+    case("fabric_check", "fabric_check_ib_error_thresholds.PortXmitWait", "not-an-error-counter", 5)
 
     # subnet_manager ----------------------------------------------------------------------------
     each("subnet_manager", "subnet_manager_partitions[0].pkey", [

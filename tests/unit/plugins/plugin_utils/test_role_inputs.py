@@ -23,13 +23,14 @@ ROLES = os.path.join(COLLECTION, "roles")
 
 
 def defaults(role) -> dict:
-    """The role's defaults, with what a play must set (fabric_check_ip) and the shared intent."""
+    """The role's defaults, with what a play must set (fabric_check_ip), the shared intent and what a default takes from
+    another role's variable (fabric_check_ib_ipoib: ipoib_connections)."""
     with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as handle:
         settings = yaml.safe_load(handle) or {}
     if "rdma_qos_intent" in _role_inputs.ROLE_VARIABLES[role]:
         settings["rdma_qos_intent"] = {}
     if role == "fabric_check":
-        settings.update(fabric_check_ip="192.0.2.1", fabric_check_report_dir="/srv/fabric-check")
+        settings.update(fabric_check_ip="192.0.2.1", fabric_check_report_dir="/srv/fabric-check", fabric_check_ib_ipoib=[])
     return settings
 
 
@@ -146,8 +147,31 @@ def test_lab_settings_pass():
     ("fabric_check", {"fabric_check_tests": []}, [r"^fabric_check_tests: \[\] runs no traffic"]),
     ("fabric_check", {"fabric_check_tests": ["rping", "iperf"]}, [r"^fabric_check_tests\[1\]: 'iperf' is not allowed"]),
     ("fabric_check", {"fabric_check_write_bw_seconds": 30}, [r"^fabric_check_write_bw_seconds: 30 is not below fabric_check_timeout \(30\).*allowed: 1-29$"]),
-    ("fabric_check", {"fabric_check_timeout": 1}, [r"^fabric_check_write_bw_seconds: 2 is not below .*allowed: none while fabric_check_timeout is 1$"]),
+    ("fabric_check", {"fabric_check_timeout": 1}, [r"^fabric_check_write_bw_seconds: 2 is not below .*allowed: none while fabric_check_timeout is 1$",
+                                                   r"^fabric_check_ib_ping_count: 3 is not below .*allowed: 0 while fabric_check_timeout is 1$"]),
     ("fabric_check", {"fabric_check_timeout": "30"}, []),
+    ("fabric_check", {"fabric_check_roce": False, "fabric_check_ip": ""}, []),
+    ("fabric_check", {"fabric_check_ip": ""}, [r"^fabric_check_ip: '' is not an IPv4 address"]),
+    ("fabric_check", {"fabric_check_roce": "maybe"}, [r"^fabric_check_roce: 'maybe' is not a boolean"]),
+    ("fabric_check", {"fabric_check_ib": "sometimes"}, [r"^fabric_check_ib: 'sometimes' is not allowed; allowed: auto, true or false$"]),
+    ("fabric_check", {"fabric_check_ib": True, "fabric_check_ib_rate": 200}, []),
+    ("fabric_check", {"fabric_check_ib": "no", "fabric_check_ib_rate": "2.5"}, []),
+    ("fabric_check", {"fabric_check_ib_rate": -1}, [r"^fabric_check_ib_rate: -1 is not a rate; allowed: 0 \(the fastest"]),
+    ("fabric_check", {"fabric_check_ib_rate": "fast"}, [r"^fabric_check_ib_rate: 'fast' is not a rate"]),
+    ("fabric_check", {"fabric_check_ib_ipoib": [{"name": "s", "parent": "ib0", "pkey": "0x8000"}]},
+     [r"^fabric_check_ib_ipoib\[0\]\.pkey: '0x8000' is not a valid P_Key"]),
+    ("fabric_check", {"fabric_check_ib_ipoib": [{"name": "s", "parent": "ib0", "pkey": "0x8002", "transport_mode": "datagram", "mtu": 9000}]},
+     [r"^fabric_check_ib_ipoib\[0\]\.mtu: 9000 is too large for datagram mode"]),
+    ("fabric_check", {"fabric_check_ib_ipoib": [{"name": "ib0"}, {"name": "ib0"}]}, [r"^fabric_check_ib_ipoib\[1\]\.name: 'ib0' is listed twice"]),
+    ("fabric_check", {"fabric_check_ib_sm_hosts": ["sm1", "sm1\nx", "sm1"]},
+     [r"^fabric_check_ib_sm_hosts\[1\]: 'sm1\\nx' is not an inventory host name", r"^fabric_check_ib_sm_hosts\[2\]: 'sm1' is listed twice"]),
+    ("fabric_check", {"fabric_check_ib_ping_count": 30},
+     [r"^fabric_check_ib_ping_count: 30 is not below fabric_check_timeout \(30\), which bounds ibping .*allowed: 0-29$"]),
+    ("fabric_check", {"fabric_check_ib_error_threshold": -1}, [r"^fabric_check_ib_error_threshold: -1 is out of range"]),
+    ("fabric_check", {"fabric_check_ib_error_thresholds": {"SymbolErrorCounter": 10, "PortXmitWait": 5, "LinkDownedCounter": "x"}},
+     [r"^fabric_check_ib_error_thresholds\.PortXmitWait: not an error counter; allowed: SymbolErrorCounter, ",
+      r"^fabric_check_ib_error_thresholds\.LinkDownedCounter: 'x' is not an integer"]),
+    ("fabric_check", {"fabric_check_ib_error_thresholds": [1]}, [r"^fabric_check_ib_error_thresholds: \[1\] is not a dictionary"]),
     ("fabric_check", {"fabric_check_report_dir": "/tmp/a\nb", "fabric_check_report_only": "maybe"},
      [r"^fabric_check_report_dir: '/tmp/a\\nb' is not a path", r"^fabric_check_report_only: 'maybe' is not a boolean"]),
 ])
