@@ -162,8 +162,8 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
 
     hosts: [{host, ibstat, pkeys, perfquery, sminfo, ping, ping_target, ipoib}] with registered results;
     fabric: {probe, saquery, sminfo, ibnetdiscover, ibqueryerrors}; options: {rate, error_threshold, error_thresholds}.
-    Returns {ok, failures, ports, expected_rate, sms, sm_views (the SMs that answered, as ib_agreement takes them), pkeys,
-    pings, counters, topology, mermaid}.
+    Returns {ok, failures, ports, expected_rate, sms, sm_views (the SMs that answered, as ib_agreement takes them; None
+    when saquery -s did not run or could not be read), pkeys, pings, counters, topology, mermaid}.
     """
     options = dict(options or {})
     failures, port_rows, pkey_rows, ping_rows, counter_rows = [], [], [], [], []
@@ -214,7 +214,7 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
                 failures.append(f"{where}: no SM answers (sminfo {why})")
             elif info["state"] != "MASTER":
                 failures.append(f"{where}: the SM at lid {info['lid']} ({info['guid']}) is {info['state']}, not MASTER")
-    sm_rows = []
+    sm_rows, listed = [], None
     saquery = _command(fabric.get("saquery"))
     if fabric.get("probe") is None:
         failures.append("fabric: no host has an Active InfiniBand port, so the SMs, topology and error counters were not read")
@@ -334,8 +334,10 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
         marks[(row["guid"], row["port"])] = f"{row['counter']} {row['value']}"
     names = dict(host_by_node)
     sms = {row["guid"]: f"SM {row['state']}, priority {row['priority']}" for row in sm_rows if row["guid"]}
-    sm_views = [{"name": row["name"] or row["guid"], "host": row["name"], "guid": row["guid"], "lid": row["lid"],
-                 "priority": row["priority"], "state": row["state"]} for row in sm_rows if row["priority"] is not None]
+    # the SMs for ib_agreement: None (not compared) when the fabric's SM list could not be read
+    sm_views = None if listed is None else [
+        {"name": row["name"] or row["guid"], "host": row["name"], "guid": row["guid"], "lid": row["lid"], "priority": row["priority"],
+         "state": row["state"]} for row in sm_rows if row["priority"] is not None]
     return {"ok": not failures, "failures": failures, "ports": port_rows, "expected_rate": expected, "sms": sm_rows, "sm_views": sm_views,
             "pkeys": pkey_rows, "pings": ping_rows, "counters": counter_rows, "topology": topology,
             "mermaid": ib_mermaid(topology, names, marks, missing, sms=sms) if topology is not None else ""}

@@ -248,3 +248,10 @@ def test_ib_mermaid_property(case):
     marked_links = sum(1 for link in topology["links"]
                        if any(end["guid"] in marks for node in topology["nodes"] if node["id"] == link["b"]["node"] for end in node["end_ports"]))
     assert len(styled) == marked_links
+
+
+def test_ib_result_without_the_sm_list_leaves_the_sms_unknown():
+    """No saquery -s (no Active port): ib_agreement must not read that as 'no SM'."""
+    result = _fabric_check.ib_result([ib_host(4, ibstat="ibstat.down.txt", pkeys=None, perfquery=None, sminfo=None)], {"probe": None}, {})
+    assert result["sm_views"] is None and result["sms"] == []
+    assert _fabric_check.ib_result([ib_host(3)], FABRIC, {})["sm_views"][1]["state"] == "STANDBY"
