@@ -38,8 +38,8 @@ def opensm_conf(options, partitions_file=""):
     return _partitions.render_options(_partitions.normalize_options(options), partitions_file)
 
 
-def ib_port_guids(devices, gids):
-    """The port GUIDs of the InfiniBand ports in rdma.fabric.gid_facts' rdma_devices and rdma_gids."""
+def ib_port_guids(devices, gids=None):
+    """The port GUIDs of the InfiniBand ports in rdma.fabric.gid_facts' rdma_devices (and rdma_gids)."""
     return _partitions.ib_port_guids(devices, gids)
 
 

@@ -393,15 +393,23 @@ def render_options(options: dict, partitions_file: str = "") -> str:
     return OPTIONS_HEADER + "".join(f"{name} {value}\n" for name, value in lines.items())
 
 
-def ib_port_guids(devices: dict, gids: list) -> list:
-    """Port GUIDs (0x + 16 hex digits) of the InfiniBand ports in gid_facts' rdma_devices and rdma_gids.
+def ib_port_guids(devices: dict, gids: list = None) -> list:
+    """Port GUIDs (0x + 16 hex digits) of the InfiniBand ports in gid_facts' rdma_devices (and rdma_gids).
 
-    A port's GUID is the low 64 bits of its GID 0 (fe80::2:c903:0:1001 -> 0x0002c90300001001);
-    Ethernet (RoCE) and iWARP ports are left out: OpenSM cannot run on them.
+    A port's GUID is its ib.port_guid fact; for facts without it, the low 64 bits of its GID 0 in
+    rdma_gids (fe80::2:c903:0:1001 -> 0x0002c90300001001). Ethernet (RoCE) and iWARP ports are left
+    out: OpenSM cannot run on them.
     """
-    ib_ports = {(name, str(number)) for name, device in (devices or {}).items()
-                for number, port in (device.get("ports") or {}).items() if port.get("link_layer") == "InfiniBand"}
     result = []
+    ib_ports = set()
+    for name, device in (devices or {}).items():
+        for number, port in (device.get("ports") or {}).items():
+            guid = str((port.get("ib") or {}).get("port_guid") or "").lower()
+            if _GUID.fullmatch(guid):
+                if guid not in result:
+                    result.append(guid)
+            elif port.get("link_layer") == "InfiniBand" or port.get("ib"):
+                ib_ports.add((name, str(number)))
     for row in gids or []:
         if row.get("index") == 0 and (row.get("device"), str(row.get("port"))) in ib_ports:
             groups = str(row["gid"]).split(":")

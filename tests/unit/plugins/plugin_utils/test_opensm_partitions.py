@@ -310,6 +310,18 @@ def test_ib_port_guids_from_gid_facts():
     assert P.ib_port_guids(None, None) == []
 
 
+def test_ib_port_guids_from_the_ib_facts_without_a_gid_table():
+    """gid_facts' ports.N.ib.port_guid answers with gid_table: false (rdma_gids empty); a port without it falls back."""
+    devices = {"ibsim0": {"ports": {"1": {"link_layer": None, "ib": {"port_guid": "0x0002C90300002001"}}}},
+               "mlx5_0": {"ports": {"1": {"link_layer": "InfiniBand", "ib": {"port_guid": None}},
+                                    "2": {"link_layer": "Ethernet"}}}}
+    gids = [{"device": "mlx5_0", "port": 1, "index": 0, "gid": "fe80:0000:0000:0000:0002:c903:0000:1001"},
+            {"device": "mlx5_0", "port": 2, "index": 0, "gid": "fe80:0000:0000:0000:0002:c903:0000:1002"}]
+    assert P.ib_port_guids(devices) == ["0x0002c90300002001"]
+    assert P.ib_port_guids(devices, []) == ["0x0002c90300002001"]
+    assert P.ib_port_guids(devices, gids) == ["0x0002c90300002001", "0x0002c90300001001"]
+
+
 # --- the role's input check (role_input_errors('subnet_manager')) ------------------------------
 
 ROLE_DEFAULTS = {"subnet_manager_partitions": [], "subnet_manager_options": {}, "subnet_manager_ports": [],
