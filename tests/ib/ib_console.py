@@ -11,10 +11,6 @@ bound; ibsim and the OpenSMs are still killed by the base class's timers and clo
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import threading
 import time
 
 import ibsim_fabric
@@ -23,26 +19,8 @@ import ibsim_fabric
 class ConsoleFabric(ibsim_fabric.Fabric):
     """One ibsim whose console the test drives, and the OpenSMs and commands run against it."""
 
-    def start(self, timeout: float = 10) -> "ConsoleFabric":
-        cwd = self._dir("ibsim")
-        out = open(os.path.join(cwd, "output.txt"), "wb")  # pylint: disable=consider-using-with
-        proc = subprocess.Popen(["ibsim", "-s", self.topology], cwd=cwd, env=self.env(),  # pylint: disable=consider-using-with
-                                stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
-        out.close()
-        self.processes["ibsim"] = (proc, cwd)
-        self._limit(proc)
-        deadline = time.monotonic() + timeout
-        while "Network simulator ready." not in self.output("ibsim"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"ibsim did not get ready in {timeout} s (rc {proc.poll()}): {self.output('ibsim')[-2000:]}")
-            time.sleep(0.05)
-        return self
-
-    def _limit(self, proc) -> None:
-        timer = threading.Timer(ibsim_fabric.PROCESS_LIMIT, self._kill, (proc, signal.SIGKILL))
-        timer.daemon = True
-        timer.start()
-        self.timers.append(timer)
+    def start(self, timeout: float = 10, console: bool = True) -> "ConsoleFabric":
+        return super().start(timeout, console)
 
     def console(self, command: str, answer: str = "", timeout: float = 5) -> str:
         """Send one console command; wait until ibsim prints answer (or, without one, its next prompt) after it."""

@@ -65,9 +65,9 @@ class Fabric:
         env.update(extra)
         return env
 
-    def _spawn(self, name: str, argv: list, env: dict, cwd: str) -> subprocess.Popen:
+    def _spawn(self, name: str, argv: list, env: dict, cwd: str, stdin=subprocess.DEVNULL) -> subprocess.Popen:
         out = open(os.path.join(cwd, "output.txt"), "wb")  # pylint: disable=consider-using-with
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
         out.close()
         timer = threading.Timer(PROCESS_LIMIT, self._kill, (proc, signal.SIGKILL))
         timer.daemon = True
@@ -88,9 +88,11 @@ class Fabric:
         with open(os.path.join(self.processes[name][1], "output.txt"), encoding="utf-8", errors="replace") as handle:
             return handle.read()
 
-    def start(self, timeout: float = 10) -> "Fabric":
+    def start(self, timeout: float = 10, console: bool = False) -> "Fabric":
+        """ibsim on the topology, once it is ready; console keeps its console on a pipe (ib_console.py), else -n."""
         cwd = self._dir("ibsim")
-        proc = self._spawn("ibsim", ["ibsim", "-s", "-n", self.topology], self.env(), cwd)
+        argv = ["ibsim", "-s", self.topology] if console else ["ibsim", "-s", "-n", self.topology]
+        proc = self._spawn("ibsim", argv, self.env(), cwd, stdin=subprocess.PIPE if console else subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while "Network simulator ready." not in self.output("ibsim"):
             if proc.poll() is not None or time.monotonic() > deadline:
