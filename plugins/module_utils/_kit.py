@@ -75,22 +75,6 @@ def read_file(path: str, what: str = ""):
         raise Failure(f"{what}cannot read {path}: {err.strerror}") from None
 
 
-def reload_or_warn(module, tool: str, path: str) -> None:
-    """Have udevd (tool udevadm) or systemd (systemctl) read a changed file now; trouble is a warning.
-
-    The file is in place: a host (or container) where the manager does not run, or without the
-    tool, still gets it; the warning says when the manager reads it.
-    """
-    args, later = _RELOADS[tool]
-    binary = module.get_bin_path(tool)
-    if not binary:
-        module.warn(f"persistent: {tool} not found; {later} {path}")
-        return
-    rc, _out, err = run(module, [binary] + args)
-    if rc != 0:
-        module.warn(f"persistent: '{' '.join([tool] + args)}' failed ({first_line(err) or f'rc={rc}'}); {later} {path}")
-
-
 class Kit:
     """The tools, files and result of one module run."""
 
@@ -129,7 +113,19 @@ class Kit:
         return out
 
     def reload_or_warn(self, tool: str, path: str) -> None:
-        reload_or_warn(self.module, tool, path)
+        """Have udevd (tool udevadm) or systemd (systemctl) read a changed file now; trouble is a warning.
+
+        The file is in place: a host (or container) where the manager does not run, or without the
+        tool, still gets it; the warning says when the manager reads it.
+        """
+        args, later = _RELOADS[tool]
+        binary = self.module.get_bin_path(tool)
+        if not binary:
+            self.module.warn(f"persistent: {tool} not found; {later} {path}")
+            return
+        rc, _out, err = run(self.module, [binary] + args)
+        if rc != 0:
+            self.module.warn(f"persistent: '{' '.join([tool] + args)}' failed ({first_line(err) or f'rc={rc}'}); {later} {path}")
 
     # files
     def write_file(self, path: str, text, mode: int = 0o644, what: str = "", keep_mode: bool = True) -> None:
