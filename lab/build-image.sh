@@ -47,6 +47,7 @@ mmdebstrap --variant=minbase --mode=root --quiet \
     --dpkgopt='path-exclude=/usr/share/info/*' \
     --customize-hook="bash '$here/image/container-tar.sh' \"\$1\" '$out/container.tar'" \
     --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io" \
+    --customize-hook="bash '$here/image/local-repo.sh' \"\$1\"" \
     bookworm "$rootfs" "$sources"
 
 abi=$(ls "$rootfs/lib/modules")
@@ -90,6 +91,9 @@ chroot "$rootfs" update-initramfs -u -k "$abi" >/dev/null
 cp "$rootfs/boot/vmlinuz-$abi" "$out/vmlinuz"
 cp "$rootfs/boot/initrd.img-$abi" "$out/initrd.img"
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+chroot "$rootfs" apt-get update -qq -o Dir::Etc::SourceList=/etc/apt/sources.list.d/rdma-fabric-lab.list \
+    -o Dir::Etc::SourceParts=- -o APT::Get::List-Cleanup=0 >/dev/null || die "apt-get update of the local repository"
+[[ -n $(ls "$rootfs"/var/lib/apt/lists/*rdma-fabric-lab*Packages* 2>/dev/null) ]] || die "no index of the local repository"
 
 step "ext4 image"
 rm -f "$out/base.img"
