@@ -21,4 +21,5 @@ done >Packages
 printf 'Origin: rdma-fabric-lab\nLabel: rdma-fabric-lab\nSHA256:\n %s %s Packages\n' \
     "$(sha256sum Packages | cut -d' ' -f1)" "$(stat -c %s Packages)" >Release
 echo "deb [trusted=yes] file:$repo ./" >"$rootfs/etc/apt/sources.list.d/rdma-fabric-lab.list"
-printf '[lab-image] %s\n' "local repository: $(ls *.deb | tr '\n' ' ')" >&2
+debs=(./*.deb)
+printf '[lab-image] %s\n' "local repository: ${debs[*]#./}" >&2
