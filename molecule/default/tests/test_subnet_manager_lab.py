@@ -6,7 +6,7 @@
 make ib proves the role's files under a real OpenSM on ibsim's simulated InfiniBand fabric;
 this proves what the simulator cannot: the Debian package, its systemd units and the host's
 real ports. The lab VM has no network; the image carries a local apt repository with OpenSM
-and its libraries (lab/build-image.sh), so the role installs it with apt as it would anywhere.
+and its libraries (lab/image/local-repo.sh), so the role installs it with apt as it would anywhere.
 
 Debian's opensm package defaults to PORTS=ALL, and its opensm.service starts OpenSM on every
 port `ibstat -p` lists once ib_umad is loaded, RoCE ports included. The role writes
@@ -14,9 +14,10 @@ port `ibstat -p` lists once ib_umad is loaded, RoCE ports included. The role wri
 is installed, so the package's own start does nothing. The test loads ib_umad first, so that
 only PORTS=NONE stands between the package and an OpenSM on the rxe port.
 
-Runs, each one ansible-playbook run of the role on vm1: check mode (nothing written, OpenSM
-not installed), the real run, a rerun (changed=0), and a port list naming the rxe port (refused
-before anything changes). Cleanup purges the package and removes the files.
+One ansible-playbook run on vm1 (one connection setup), a play per run of the role: check
+mode (nothing written, OpenSM not installed), the real run, a rerun (changed=0), and a port
+list naming the rxe port (refused before anything changes); the changed tasks are counted per
+play from the output. Cleanup purges the package and removes the files.
 """
 
 from __future__ import annotations
