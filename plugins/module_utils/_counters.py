@@ -524,10 +524,7 @@ def collect(devices=None, port=None, common_only=False, driver_of=None, reader=N
         from ansible_collections.rdma.fabric.plugins.module_utils import _gid  # pylint: disable=import-outside-toplevel
 
         driver_of = _gid.device_driver
-    root = _sysfs.path("class", "infiniband")
-    present = _sysfs.list_dir(root)
-    wanted = present if devices is None else [d for d in devices if d in present]
-    missing = [] if devices is None else [d for d in devices if d not in present]
+    root, wanted, missing = _sysfs.rdma_devices(devices)
     facts = {}
     for device in sorted(set(wanted)):
         device_dir = os.path.join(root, device)

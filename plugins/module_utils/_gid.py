@@ -540,10 +540,7 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
     Returns {'rdma_devices': {...}, 'rdma_gids': [...], 'rdma_roce_v2_gid_index': {...},
     'rdma_cm_status': {'readable', 'reason'}, 'missing': [names asked for but absent]}.
     """
-    root = _sysfs.path("class", "infiniband")
-    present = _sysfs.list_dir(root)
-    wanted = present if devices is None else [d for d in devices if d in present]
-    missing = [] if devices is None else [d for d in devices if d not in present]
+    root, wanted, missing = _sysfs.rdma_devices(devices)
     if roce_defaults:
         cm_reason = _roce.cm_unavailable_reason(_sysfs.read_attr(_roce.PROC_MOUNTS) or "",
                                                 os.path.isdir(_roce.rdma_cm_root()))

@@ -46,6 +46,16 @@ def list_dir(dirname: str) -> list:
         return []
 
 
+def rdma_devices(devices=None) -> tuple:
+    """(root, wanted, missing): /sys/class/infiniband, the device names to read (all when devices is None) and
+    the names asked for that are not there."""
+    root = path("class", "infiniband")
+    present = list_dir(root)
+    if devices is None:
+        return root, present, []
+    return root, [d for d in devices if d in present], [d for d in devices if d not in present]
+
+
 class AttrWriteError(Exception):
     """A sysfs/configfs write failed; carries errno and the kernel's message."""
 

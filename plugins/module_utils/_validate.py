@@ -106,6 +106,14 @@ _COMMAND_NAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*")
 SAFE_PATH_DESCRIPTION = "an absolute path of letters, digits and '_', '.', '+', '-', '/'"
 
 
+def device_port_filters(params: dict) -> None:
+    """The fact modules' filters: a list of RDMA device names (option device) and a port number (option port)."""
+    for index, name in enumerate(params["device"] or []):
+        rdma_device_name(name, f"device[{index}]")
+    if params["port"] is not None:
+        port_number(params["port"], "port")
+
+
 def is_safe_path(value) -> bool:
     """True for an absolute path that systemd, a shlex split and a '%s' format leave as it is."""
     return isinstance(value, str) and _SAFE_PATH.fullmatch(value) is not None

@@ -192,14 +192,6 @@ ansible_facts:
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _counters, _kit, _validate
 
 
-def validate(params: dict) -> None:
-    """Raise ValueError naming the first bad option."""
-    for index, name in enumerate(params["device"] or []):
-        _validate.rdma_device_name(name, f"device[{index}]")
-    if params["port"] is not None:
-        _validate.port_number(params["port"], "port")
-
-
 def meanings() -> dict:
     return {name: {"error": is_error, "description": text} for name, (is_error, text) in _counters.COMMON.items()}
 
@@ -215,7 +207,7 @@ def main():
     )
     # A fact module: it reads sysfs only and starts no process; the kit serves its one-line failures.
     with _kit.Kit(module).failures():
-        validate(module.params)
+        _validate.device_port_filters(module.params)
 
     params = module.params
     facts = _counters.collect(params["device"], params["port"], params["common_only"])

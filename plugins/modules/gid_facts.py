@@ -365,14 +365,6 @@ ansible_facts:
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _kit, _validate
 
 
-def validate(params: dict) -> None:
-    """Raise ValueError naming the first bad option."""
-    for index, name in enumerate(params["device"] or []):
-        _validate.rdma_device_name(name, f"device[{index}]")
-    if params["port"] is not None:
-        _validate.port_number(params["port"], "port")
-
-
 def main():
     module = _args.module(
         argument_spec=dict(
@@ -386,7 +378,7 @@ def main():
     # A fact module: it reads sysfs and configfs only and starts no process. The kit serves only its one-line
     # failures (which carry the kit's empty commands); its facts have no commands (it runs none) and no diff.
     with _kit.Kit(module).failures():
-        validate(module.params)
+        _validate.device_port_filters(module.params)
 
     params = module.params
     facts = _gid.collect(params["device"], params["port"], params["roce_defaults"], params["gid_table"])
