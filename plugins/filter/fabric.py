@@ -27,6 +27,16 @@ def fabric_result(registered, test, pair):
         raise AnsibleFilterError(f"fabric_result: {err}") from err
 
 
+def fabric_counter_check(ends, pair, options=None):
+    """Judge the registered counter_facts results of a pair's ends around its tests."""
+    if not isinstance(ends, list) or not all(isinstance(end, dict) for end in ends):
+        raise AnsibleFilterError("fabric_counter_check: expects a list of the ends' readings")
+    try:
+        return _fabric_check.counter_check(pair, ends, options)
+    except (TypeError, ValueError) as err:
+        raise AnsibleFilterError(f"fabric_counter_check: {err}") from err
+
+
 def fabric_ib_result(hosts, fabric, options=None):
     """Judge the registered IB diagnostics of the play's IB hosts and of the fabric (the role's tasks/ib.yml)."""
     if not isinstance(hosts, list) or not isinstance(fabric, dict):
@@ -39,4 +49,5 @@ def fabric_ib_result(hosts, fabric, options=None):
 
 class FilterModule:
     def filters(self):
-        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result, "fabric_ib_result": fabric_ib_result}
+        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
+                "fabric_ib_result": fabric_ib_result}

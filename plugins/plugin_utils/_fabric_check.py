@@ -1,23 +1,30 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Pure helpers of the fabric_check role: pairing hosts, reading traffic-test output, judging the IB diagnostics and
-drawing the IB topology (Mermaid)."""
+"""Pure helpers of the fabric_check role: pairing hosts, reading traffic-test output, judging the port counters around
+each pair's tests, judging the IB diagnostics and drawing the IB topology (Mermaid)."""
 
 from __future__ import annotations
 
+import json
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib
+from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _ipoib
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_diags
 
 TOPOLOGIES = ("all", "ring")
-TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw")
+# RDMA tests (rping: RDMA-CM, ibv_rc_pingpong: verbs, ib_write_bw: perftest), then IP over the same link (ping, iperf3: TCP)
+TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw", "ping", "iperf3")
+RDMA_TESTS = TESTS[:3]
 
 _RPING_LINE = re.compile(r"^ping data: rdma-ping-\d+", re.M)
 _PINGPONG = re.compile(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter")
 # perftest: "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]" then the figures.
 _WRITE_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+# iputils ping's summary: "5 packets transmitted, 5 received, 0% packet loss, time 811ms" (", +N duplicates",
+# ", +N errors" may come between), then "rtt min/avg/max/mdev = 0.512/0.610/0.701/0.079 ms" when a reply came.
+_PING_SUMMARY = re.compile(r"^(\d+) packets transmitted, (\d+) received,.*?([\d.]+)% packet loss", re.M)
+_PING_RTT = re.compile(r"^(?:rtt|round-trip) min/avg/max/(?:mdev|stddev) = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", re.M)
 
 
 def pairs(hosts, topology: str = "all") -> list:
@@ -71,6 +78,10 @@ def result(test: str, pair, rc, stdout: str, stderr: str) -> dict:
             row["detail"] = f"{match.group(1)} round trips"
         else:
             row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
+    elif test == "ping":
+        _ping_row(row, rc, out, stderr)
+    elif test == "iperf3":
+        _iperf3_row(row, rc, out, stderr)
     else:
         matches = _WRITE_BW.findall(out)
         row["ok"] = rc == 0 and bool(matches)
@@ -81,6 +92,113 @@ def result(test: str, pair, rc, stdout: str, stderr: str) -> dict:
         else:
             row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
     return row
+
+
+def _ping_row(row: dict, rc, out: str, stderr: str) -> None:
+    """ping -c N: ok when it exits 0 (at least one reply; iputils exits 1 when none came); latency = average RTT."""
+    summary = _PING_SUMMARY.search(out)
+    rtt = _PING_RTT.search(out)
+    row["ok"] = rc == 0 and summary is not None and int(summary.group(2)) > 0
+    if rtt:
+        row["latency_us"] = round(float(rtt.group(2)) * 1000, 1)
+    if summary:
+        row["detail"] = f"{summary.group(2)} of {summary.group(1)} replies, {float(summary.group(3)):g}% loss"
+    else:
+        row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
+
+
+def _iperf3_row(row: dict, rc, out: str, stderr: str) -> None:
+    """iperf3 -c -J: ok when it exits 0 with a receiver total; bandwidth = what the receiver got, in MB/s (10^6 B/s)."""
+    try:
+        data = json.loads(out) if out.strip() else {}
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
+        return
+    end = data.get("end") if isinstance(data.get("end"), dict) else {}
+    received = end.get("sum_received") if isinstance(end.get("sum_received"), dict) else {}
+    sent = end.get("sum_sent") if isinstance(end.get("sum_sent"), dict) else {}
+    bits = received.get("bits_per_second")
+    if data.get("error") or not isinstance(bits, (int, float)) or isinstance(bits, bool):
+        row["detail"] = str(data.get("error") or _tail(stderr) or f"rc={rc}, no receiver total")[:160]
+        return
+    row["ok"] = rc == 0
+    row["bandwidth_mb_s"] = round(bits / 8e6, 2)
+    seconds = received.get("seconds")
+    retransmits = sent.get("retransmits")
+    row["detail"] = (f"{bits / 1e6:.0f} Mbit/s" + (f" over {seconds:.1f} s" if isinstance(seconds, (int, float)) else "")
+                     + (f", {retransmits} TCP retransmits" if isinstance(retransmits, int) else ""))
+
+
+# --- port counters around a pair's tests -------------------------------------------------------------------
+# The role reads each end's RDMA port counters (counter_facts, common names) before and after a pair's tests;
+# counter_check() turns the two readings into report rows and gate failures. An error meaning (see
+# module_utils/_counters.py, ERROR_MEANINGS) that moved by more than its threshold fails, naming host, port,
+# meaning and the driver's counter(s) behind it.
+
+def _port_reading(registered, device: str, port) -> tuple:
+    """(port facts, None) from a registered counter_facts result, or (None, why)."""
+    if not isinstance(registered, dict) or registered.get("skipped"):
+        return None, "not read"
+    if registered.get("failed"):
+        return None, str(registered.get("msg") or "counter_facts failed")[:160]
+    facts = ((registered.get("ansible_facts") or {}).get("rdma_counters") or {}).get(device) or {}
+    reading = facts.get(str(port))
+    if not isinstance(reading, dict):
+        return None, f"no port {device}/{port} in the counters"
+    return reading, None
+
+
+def counter_check(pair, ends: list, options: dict = None) -> dict:
+    """Judge the counters of a pair's ends around its tests.
+
+    pair: [client, server]; ends: [{host, role ('client' or 'server'), device, port, before, after}] with before/after
+    registered counter_facts results; options: {threshold (int), thresholds ({error meaning: int})}.
+    Returns {label, rows, failures}: a row per end {label, host, role, device, port, pma, packets_sent,
+    packets_received, errors ({meaning: delta} of the error meanings that moved), reset, ok, detail}; a failure per
+    error meaning above its threshold.
+    """
+    options = dict(options or {})
+    default = int(options.get("threshold") or 0)
+    thresholds = dict(options.get("thresholds") or {})
+    label = f"{pair[0]} -> {pair[1]}"
+    rows, failures = [], []
+    for end in ends:
+        device, port = end.get("device"), end.get("port")
+        row = {"label": label, "host": end.get("host"), "role": end.get("role"), "device": device, "port": port,
+               "pma": None, "packets_sent": None, "packets_received": None, "errors": {}, "reset": [], "ok": True,
+               "detail": ""}
+        rows.append(row)
+        before, why_before = _port_reading(end.get("before"), device, port)
+        after, why_after = _port_reading(end.get("after"), device, port)
+        where = f"{row['host']} {device}/{port}"
+        if before is None or after is None:
+            row.update(ok=False, detail=f"counters not read: {why_before or why_after}")
+            failures.append(f"{where}: counters not read around {label}: {why_before or why_after}")
+            continue
+        row["pma"] = after.get("pma")
+        moved = _counters.port_delta(before, after)
+        common = moved["common"]
+        row["packets_sent"] = common["delta"].get("packets_sent")
+        row["packets_received"] = common["delta"].get("packets_received")
+        row["reset"] = common["reset"]
+        sources = after.get("sources") or {}
+        for meaning in moved["moved_errors"]:
+            value = common["delta"][meaning]
+            row["errors"][meaning] = value
+            limit = int(thresholds.get(meaning, default))
+            if value > limit:
+                row["ok"] = False
+                behind = ", ".join(sources.get(meaning) or []) or "no source"
+                failures.append(f"{where}: {meaning} +{value} during {label} (threshold {limit}; {behind})")
+        if not common["delta"]:
+            row["detail"] = "the port has no counters"
+        elif row["errors"]:
+            row["detail"] = ", ".join(f"{meaning} +{value}" for meaning, value in row["errors"].items())
+        else:
+            row["detail"] = "no error counter moved"
+    return {"label": label, "rows": rows, "failures": failures}
 
 
 # --- InfiniBand ------------------------------------------------------------------------------------

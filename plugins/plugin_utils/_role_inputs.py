@@ -22,6 +22,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (
+    _counters,
     _ipoib,
     _limits,
     _persist,
@@ -30,7 +31,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _tclass,
     _validate,
 )
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_diags, _opensm_partitions, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _opensm_partitions, _qos_intent
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -84,6 +85,12 @@ ROLE_VARIABLES = {
         "fabric_check_ib_ping_count",
         "fabric_check_ib_error_threshold",
         "fabric_check_ib_error_thresholds",
+        "fabric_check_ping_count",
+        "fabric_check_iperf3_seconds",
+        "fabric_check_iperf3_port",
+        "fabric_check_counters",
+        "fabric_check_counter_threshold",
+        "fabric_check_counter_thresholds",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -108,7 +115,9 @@ TC_DEFAULTS = {"port": 1, "state": "present"}
 IPOIB_KEYS = tuple(_ipoib.ARGUMENT_SPEC)
 IPOIB_DEFAULTS = {"state": "present"}
 
-FABRIC_TESTS = ("rping", "ibv_rc_pingpong", "ib_write_bw")
+FABRIC_TESTS = _fabric_check.TESTS
+# the ports perftest (ibv_rc_pingpong, ib_write_bw) listens on by default: iperf3 must not take them
+PERFTEST_PORT = 18515
 FABRIC_TIMEOUT_MAX = 86400
 IB_RATE_MAX = 10000  # Gb/s; an XDR 12x port runs at 2,400
 IB_COUNTER_MAX = 2**64 - 1
@@ -350,11 +359,52 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
                    f"allowed: {allowed}")
     errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
     _boolean(errors, settings, "fabric_check_report_only")
+    _fabric_check_ip_tests(errors, settings, timeout)
+    _fabric_check_counters(errors, settings)
     count = errors.check(_validate.int_in_range, settings["fabric_check_ib_ping_count"], 0, FABRIC_TIMEOUT_MAX, "fabric_check_ib_ping_count")
     if timeout is not _INVALID and count is not _INVALID and count >= timeout:
         allowed = f"0-{timeout - 1}" if timeout > 1 else "0 while fabric_check_timeout is 1"
         errors.add(f"fabric_check_ib_ping_count: {count} is not below fabric_check_timeout ({timeout}), which bounds ibping "
                    f"(about a second per packet); allowed: {allowed}")
+
+
+def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
+    """ping and iperf3 between the pair's addresses: both bounded by fabric_check_timeout."""
+    bound = timeout if timeout is not _INVALID else None
+    count = errors.check(_validate.int_in_range, settings["fabric_check_ping_count"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_ping_count")
+    # ping sends one request every 0.2 s and waits up to 2 s for the last reply
+    if bound is not None and count is not _INVALID and count * 0.2 + 2 > bound:
+        most = int(round((bound - 2) / 0.2, 6))
+        allowed = f"1-{most}" if most >= 1 else f"none while fabric_check_timeout is {bound} (3 or more fits one packet)"
+        errors.add(f"fabric_check_ping_count: {count} packets (0.2 s apart, 2 s for the last reply) do not fit fabric_check_timeout "
+                   f"({bound} s), which bounds ping; allowed: {allowed}")
+    seconds = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_seconds"], 1, FABRIC_TIMEOUT_MAX,
+                           "fabric_check_iperf3_seconds")
+    if bound is not None and seconds is not _INVALID and seconds >= bound:
+        allowed = f"1-{bound - 1}" if bound > 1 else "none while fabric_check_timeout is 1"
+        errors.add(f"fabric_check_iperf3_seconds: {seconds} is not below fabric_check_timeout ({bound}), which bounds iperf3; "
+                   f"allowed: {allowed}")
+    port = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
+    if port == PERFTEST_PORT:
+        errors.add(f"fabric_check_iperf3_port: {port} is the port ibv_rc_pingpong and ib_write_bw listen on; "
+                   "allowed: another port of 1-65535 (iperf3's own is 5201)")
+
+
+def _fabric_check_counters(errors: _Errors, settings: dict) -> None:
+    _boolean(errors, settings, "fabric_check_counters")
+    errors.check(_validate.int_in_range, settings["fabric_check_counter_threshold"], 0, IB_COUNTER_MAX, "fabric_check_counter_threshold")
+    thresholds = settings["fabric_check_counter_thresholds"]
+    meanings = [meaning for meaning in _counters.COMMON if meaning in _counters.ERROR_MEANINGS]
+    if not isinstance(thresholds, dict):
+        errors.add(f"fabric_check_counter_thresholds: {thresholds!r} is not a dictionary; allowed: {{error counter: threshold}} "
+                   f"for the error counters {', '.join(meanings)}")
+        return
+    for meaning, value in thresholds.items():
+        path = f"fabric_check_counter_thresholds.{meaning}"
+        if meaning not in _counters.ERROR_MEANINGS:
+            errors.add(f"{path}: not an error counter's common name; allowed: {', '.join(meanings)}")
+        else:
+            errors.check(_validate.int_in_range, value, 0, IB_COUNTER_MAX, path)
 
 
 def _fabric_check_ib(errors: _Errors, settings: dict) -> None:

@@ -92,7 +92,7 @@ BASE = {
     "fabric_check": {
         "fabric_check_ip": "192.0.2.1",
         "fabric_check_topology": "auto",
-        "fabric_check_tests": ["rping", "ibv_rc_pingpong", "ib_write_bw"],
+        "fabric_check_tests": ["rping", "ibv_rc_pingpong", "ib_write_bw", "ping", "iperf3"],
         "fabric_check_timeout": 30,
         "fabric_check_pingpong_iters": 500,
         "fabric_check_write_bw_seconds": 2,
@@ -106,6 +106,12 @@ BASE = {
         "fabric_check_ib_ping_count": 3,
         "fabric_check_ib_error_threshold": 0,
         "fabric_check_ib_error_thresholds": {"SymbolErrorCounter": 10},
+        "fabric_check_ping_count": 5,
+        "fabric_check_iperf3_seconds": 2,
+        "fabric_check_iperf3_port": 5201,
+        "fabric_check_counters": True,
+        "fabric_check_counter_threshold": 0,
+        "fabric_check_counter_thresholds": {"retransmits": 10},
     },
     "subnet_manager": {
         "subnet_manager_partitions": [
@@ -274,6 +280,14 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_ib_sm_hosts[0]", "newline", "sm1\nsm2")
     case("fabric_check", "fabric_check_ib_ping_count", "not-below-timeout", 30)
     case("fabric_check", "fabric_check_ib_error_thresholds.PortXmitWait", "not-an-error-counter", 5)
+    each("fabric_check", "fabric_check_ping_count", [("zero", 0), ("not-within-timeout", 141), ("word", "five")])
+    each("fabric_check", "fabric_check_iperf3_seconds", [("zero", 0), ("not-below-timeout", 30)])
+    each("fabric_check", "fabric_check_iperf3_port", [("zero", 0), ("above-65535", 65536), ("perftest-port", 18515)])
+    case("fabric_check", "fabric_check_counters", "word", "sometimes")
+    each("fabric_check", "fabric_check_counter_threshold", [("negative", -1), ("word", "few")])
+    each("fabric_check", "fabric_check_counter_thresholds.packets_sent", [("not-an-error-counter", 5)])
+    case("fabric_check", "fabric_check_counter_thresholds.retransmits", "negative", -1)
+    case("fabric_check", "fabric_check_counter_thresholds", "list", ["retransmits"])
 
     # subnet_manager ----------------------------------------------------------------------------
     each("subnet_manager", "subnet_manager_partitions[0].pkey", [

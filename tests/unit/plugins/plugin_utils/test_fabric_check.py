@@ -85,8 +85,150 @@ def test_result(test, rc, out, err, ok, latency, bandwidth, detail):
 
 
 def test_result_rejects_unknown_test():
-    with pytest.raises(ValueError, match="test: 'ping' is not one of"):
-        _fabric_check.result("ping", ["a", "b"], 0, "", "")
+    with pytest.raises(ValueError, match="test: 'traceroute' is not one of"):
+        _fabric_check.result("traceroute", ["a", "b"], 0, "", "")
+
+
+# --- ping and iperf3: real output recorded on the lab (fabric_outputs/, SOURCES.md there) -----------------------
+
+OUTPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fabric_outputs")
+
+
+def output(name: str) -> str:
+    with open(os.path.join(OUTPUTS, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize(
+    "test, rc, name, err, ok, latency, bandwidth, detail",
+    [
+        ("ping", 0, "ping.iputils-20221126.ok.txt", "", True, 23266.0, None, "5 of 5 replies, 0% loss"),
+        ("ping", 1, "ping.iputils-20221126.no-reply.txt", "", False, None, None, "0 of 3 replies, 100% loss"),
+        ("ping", 2, "", "ping: connect: Network is unreachable\n", False, None, None, "ping: connect: Network is unreachable"),
+        ("ping", 124, "", "", False, None, None, "rc=124"),
+        ("iperf3", 0, "iperf3-3.12.ok.json", "", True, None, 17.63, "141 Mbit/s over 2.0 s, 38 TCP retransmits"),
+        # iperf 3.12 exits 0 when it cannot connect: only the JSON's error says so
+        ("iperf3", 0, "iperf3-3.12.refused.json", "", False, None, None, "unable to connect to server: Connection refused"),
+        ("iperf3", 127, "", "timeout: failed to run command 'iperf3': No such file or directory\n", False, None, None,
+         "timeout: failed to run command 'iperf3': No such file or directory"),
+        ("iperf3", 124, "{\n\t\"start\":", "", False, None, None, "\"start\":"),
+        ("iperf3", None, "", "", False, None, None, "skipped"),
+    ],
+)
+def test_result_of_the_ip_tests(test, rc, name, err, ok, latency, bandwidth, detail):
+    out = output(name) if name.endswith((".txt", ".json")) else name
+    row = _fabric_check.result(test, ["vm1", "vm2"], rc, out, err)
+    assert (row["ok"], row["latency_us"], row["bandwidth_mb_s"], row["detail"]) == (ok, latency, bandwidth, detail)
+
+
+def test_ping_summary_with_errors_and_duplicates():
+    out = ("--- 10.0.0.2 ping statistics ---\n5 packets transmitted, 3 received, +2 duplicates, +2 errors, 40% packet loss, "
+           "time 4006ms\nrtt min/avg/max/mdev = 0.100/0.250/0.400/0.100 ms\n")
+    row = _fabric_check.result("ping", ["a", "b"], 0, out, "")
+    assert (row["ok"], row["latency_us"], row["detail"]) == (True, 250.0, "3 of 5 replies, 40% loss")
+
+
+@given(st.sampled_from(["ping", "iperf3"]), st.one_of(st.none(), st.integers(-1, 255)), st.text(max_size=300), st.text(max_size=80))
+def test_ip_test_rows_never_raise_and_fail_without_a_clean_exit(test, rc, out, err):
+    row = _fabric_check.result(test, ["a", "b"], rc, out, err)
+    assert isinstance(row["detail"], str) and len(row["detail"]) <= 160
+    if rc != 0:
+        assert row["ok"] is False
+
+
+# --- counter_check(): the counters of a pair's ends around its tests ---------------------------------------------
+
+def reading(device="rxe0", port="1", driver="rxe", **hw):
+    """A registered counter_facts result (common_only) of one rxe port with these hw_counters."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _counters  # pylint: disable=import-outside-toplevel
+
+    names = ("sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err", "send_rnr_err",
+             "rcvd_seq_err", "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err", "send_err",
+             "link_downed", "ack_deferred", "lifespan")
+    raw = {name: "0\n" for name in names}
+    raw.update({name: f"{value}\n" for name, value in hw.items()})
+    facts = _counters.port_counters(None, raw, driver, common_only=True)
+    return {"changed": False, "ansible_facts": {"rdma_counters": {device: {port: facts}}}}
+
+
+def ends(client_before, client_after, server_before, server_after):
+    return [
+        {"host": "vm1", "role": "client", "device": "rxe0", "port": "1", "before": client_before, "after": client_after},
+        {"host": "vm2", "role": "server", "device": "rxe0", "port": "1", "before": server_before, "after": server_after},
+    ]
+
+
+def test_counter_check_clean_pair():
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(
+        reading(sent_pkts=100, rcvd_pkts=90), reading(sent_pkts=1100, rcvd_pkts=1090),
+        reading(sent_pkts=90, rcvd_pkts=100), reading(sent_pkts=1090, rcvd_pkts=1100)))
+    assert got["failures"] == []
+    assert [(r["host"], r["role"], r["packets_sent"], r["packets_received"], r["ok"], r["detail"]) for r in got["rows"]] == [
+        ("vm1", "client", 1000, 1000, True, "no error counter moved"),
+        ("vm2", "server", 1000, 1000, True, "no error counter moved"),
+    ]
+    assert got["rows"][0]["pma"] == "absent"
+
+
+def test_counter_check_names_host_port_counter_and_source():
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(
+        reading(completer_retry_err=2), reading(completer_retry_err=14, rcvd_seq_err=3),
+        reading(), reading(out_of_seq_request=5, duplicate_request=1)), {"threshold": 0, "thresholds": {"duplicate_requests": 1}})
+    assert got["failures"] == [
+        "vm1 rxe0/1: packet_seq_errors +3 during vm1 -> vm2 (threshold 0; hw_counters/rcvd_seq_err)",
+        "vm1 rxe0/1: retransmits +12 during vm1 -> vm2 (threshold 0; hw_counters/completer_retry_err)",
+        "vm2 rxe0/1: out_of_sequence +5 during vm1 -> vm2 (threshold 0; hw_counters/out_of_seq_request)",
+    ]
+    assert got["rows"][1]["errors"] == {"out_of_sequence": 5, "duplicate_requests": 1}
+    assert [r["ok"] for r in got["rows"]] == [False, False]
+
+
+def test_counter_check_thresholds_let_counters_move():
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(reading(), reading(completer_retry_err=10), reading(), reading()),
+                                      {"threshold": 10})
+    assert got["failures"] == [] and got["rows"][0]["detail"] == "retransmits +10"
+
+
+def test_counter_check_reset_counts_the_new_value():
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(reading(sent_pkts=5000, completer_retry_err=9),
+                                                           reading(sent_pkts=40, completer_retry_err=1), reading(), reading()))
+    row = got["rows"][0]
+    assert row["packets_sent"] == 40 and row["reset"] == ["packets_sent", "retransmits"]
+    assert got["failures"] == ["vm1 rxe0/1: retransmits +1 during vm1 -> vm2 (threshold 0; hw_counters/completer_retry_err)"]
+
+
+@pytest.mark.parametrize("before, after, why", [
+    ({"skipped": True}, reading(), "not read"),
+    (reading(), {"failed": True, "msg": "device: 'rxe0' does not exist"}, "device: 'rxe0' does not exist"),
+    (reading(), reading(device="rxe1"), "no port rxe0/1 in the counters"),
+    (None, reading(), "not read"),
+])
+def test_counter_check_fails_when_a_reading_is_missing(before, after, why):
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(before, after, reading(), reading()))
+    assert got["failures"] == [f"vm1 rxe0/1: counters not read around vm1 -> vm2: {why}"]
+    assert got["rows"][0]["detail"] == f"counters not read: {why}" and got["rows"][1]["ok"] is True
+
+
+def test_counter_check_port_without_counters_is_no_failure():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _counters  # pylint: disable=import-outside-toplevel
+
+    bare = {"ansible_facts": {"rdma_counters": {"rxe0": {"1": _counters.port_counters(None, None, "siw", common_only=True)}}}}
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(bare, bare, reading(), reading()))
+    assert got["failures"] == [] and got["rows"][0]["detail"] == "the port has no counters"
+
+
+@given(st.dictionaries(st.sampled_from(["completer_retry_err", "out_of_seq_request", "rcvd_seq_err", "sent_pkts", "send_err"]),
+                       st.integers(0, 2**40)),
+       st.dictionaries(st.sampled_from(["completer_retry_err", "out_of_seq_request", "rcvd_seq_err", "sent_pkts", "send_err"]),
+                       st.integers(0, 2**40)),
+       st.integers(0, 2**40))
+def test_counter_check_fails_exactly_when_an_error_delta_exceeds_the_threshold(before, after, threshold):
+    got = _fabric_check.counter_check(["a", "b"], ends(reading(**before), reading(**after), reading(), reading()),
+                                      {"threshold": threshold})
+    errors = got["rows"][0]["errors"]
+    assert bool(got["failures"]) == any(value > threshold for value in errors.values())
+    assert all(value > 0 for value in errors.values())
+    assert "packets_sent" not in errors
 
 
 # --- InfiniBand: ib_result() on real output recorded from the simulator (ib_diags/), ib_mermaid() ----------------

@@ -148,7 +148,18 @@ def test_lab_settings_pass():
     ("fabric_check", {"fabric_check_tests": ["rping", "iperf"]}, [r"^fabric_check_tests\[1\]: 'iperf' is not allowed"]),
     ("fabric_check", {"fabric_check_write_bw_seconds": 30}, [r"^fabric_check_write_bw_seconds: 30 is not below fabric_check_timeout \(30\).*allowed: 1-29$"]),
     ("fabric_check", {"fabric_check_timeout": 1}, [r"^fabric_check_write_bw_seconds: 2 is not below .*allowed: none while fabric_check_timeout is 1$",
+                                                   r"^fabric_check_ping_count: 5 packets .* do not fit fabric_check_timeout \(1 s\)"
+                                                   r".*allowed: none while fabric_check_timeout is 1 \(3 or more",
+                                                   r"^fabric_check_iperf3_seconds: 2 is not below .*allowed: none while fabric_check_timeout is 1$",
                                                    r"^fabric_check_ib_ping_count: 3 is not below .*allowed: 0 while fabric_check_timeout is 1$"]),
+    ("fabric_check", {"fabric_check_ping_count": 141},
+     [r"^fabric_check_ping_count: 141 packets \(0.2 s apart, 2 s for the last reply\) do not fit fabric_check_timeout \(30 s\), "
+      r"which bounds ping; allowed: 1-140$"]),
+    ("fabric_check", {"fabric_check_ping_count": 140, "fabric_check_iperf3_seconds": 29}, []),
+    ("fabric_check", {"fabric_check_iperf3_port": 18515}, [r"^fabric_check_iperf3_port: 18515 is the port ibv_rc_pingpong and ib_write_bw listen on"]),
+    ("fabric_check", {"fabric_check_counter_thresholds": {"retransmits": 3, "packets_sent": 1, "out_of_sequence": -2}},
+     [r"^fabric_check_counter_thresholds\.packets_sent: not an error counter's common name; allowed: out_of_sequence, ",
+      r"^fabric_check_counter_thresholds\.out_of_sequence: -2 is out of range"]),
     ("fabric_check", {"fabric_check_timeout": "30"}, []),
     ("fabric_check", {"fabric_check_roce": False, "fabric_check_ip": ""}, []),
     ("fabric_check", {"fabric_check_ip": ""}, [r"^fabric_check_ip: '' is not an IPv4 address"]),
