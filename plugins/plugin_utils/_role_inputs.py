@@ -31,7 +31,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _tclass,
     _validate,
 )
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _opensm_partitions, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _nfs_rdma, _opensm_partitions, _qos_intent
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -91,6 +91,15 @@ ROLE_VARIABLES = {
         "fabric_check_counters",
         "fabric_check_counter_threshold",
         "fabric_check_counter_thresholds",
+    ),
+    "nfs_rdma": (
+        "nfs_rdma_server",
+        "nfs_rdma_exports",
+        "nfs_rdma_port",
+        "nfs_rdma_threads",
+        "nfs_rdma_mounts",
+        "nfs_rdma_links",
+        "nfs_rdma_install",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -351,21 +360,20 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
         errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]")
     timeout = errors.check(_validate.int_in_range, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
     errors.check(_validate.int_in_range, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
-    seconds = errors.check(_validate.int_in_range, settings["fabric_check_write_bw_seconds"], 1, FABRIC_TIMEOUT_MAX,
-                           "fabric_check_write_bw_seconds")
-    if timeout is not _INVALID and seconds is not _INVALID and seconds >= timeout:
-        allowed = f"1-{timeout - 1}" if timeout > 1 else "none while fabric_check_timeout is 1"
-        errors.add(f"fabric_check_write_bw_seconds: {seconds} is not below fabric_check_timeout ({timeout}), which bounds ib_write_bw; "
-                   f"allowed: {allowed}")
+    _below_timeout(errors, settings, "fabric_check_write_bw_seconds", 1, timeout, "ib_write_bw")
     errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
     _boolean(errors, settings, "fabric_check_report_only")
     _fabric_check_ip_tests(errors, settings, timeout)
     _fabric_check_counters(errors, settings)
-    count = errors.check(_validate.int_in_range, settings["fabric_check_ib_ping_count"], 0, FABRIC_TIMEOUT_MAX, "fabric_check_ib_ping_count")
-    if timeout is not _INVALID and count is not _INVALID and count >= timeout:
-        allowed = f"0-{timeout - 1}" if timeout > 1 else "0 while fabric_check_timeout is 1"
-        errors.add(f"fabric_check_ib_ping_count: {count} is not below fabric_check_timeout ({timeout}), which bounds ibping "
-                   f"(about a second per packet); allowed: {allowed}")
+    _below_timeout(errors, settings, "fabric_check_ib_ping_count", 0, timeout, "ibping (about a second per packet)")
+
+
+def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeout, bounds: str) -> None:
+    """A duration or count of low.. that must stay below fabric_check_timeout, which bounds the command it feeds."""
+    value = errors.check(_validate.int_in_range, settings[option], low, FABRIC_TIMEOUT_MAX, option)
+    if timeout is not _INVALID and value is not _INVALID and value >= timeout:
+        allowed = f"{low}-{timeout - 1}" if timeout > 1 else f"{'none' if low else '0'} while fabric_check_timeout is 1"
+        errors.add(f"{option}: {value} is not below fabric_check_timeout ({timeout}), which bounds {bounds}; allowed: {allowed}")
 
 
 def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
@@ -378,12 +386,7 @@ def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
         allowed = f"1-{most}" if most >= 1 else f"none while fabric_check_timeout is {bound} (3 or more fits one packet)"
         errors.add(f"fabric_check_ping_count: {count} packets (0.2 s apart, 2 s for the last reply) do not fit fabric_check_timeout "
                    f"({bound} s), which bounds ping; allowed: {allowed}")
-    seconds = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_seconds"], 1, FABRIC_TIMEOUT_MAX,
-                           "fabric_check_iperf3_seconds")
-    if bound is not None and seconds is not _INVALID and seconds >= bound:
-        allowed = f"1-{bound - 1}" if bound > 1 else "none while fabric_check_timeout is 1"
-        errors.add(f"fabric_check_iperf3_seconds: {seconds} is not below fabric_check_timeout ({bound}), which bounds iperf3; "
-                   f"allowed: {allowed}")
+    _below_timeout(errors, settings, "fabric_check_iperf3_seconds", 1, timeout, "iperf3")
     port = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
     if port == PERFTEST_PORT:
         errors.add(f"fabric_check_iperf3_port: {port} is the port ibv_rc_pingpong and ib_write_bw listen on; "
@@ -393,16 +396,20 @@ def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
 def _fabric_check_counters(errors: _Errors, settings: dict) -> None:
     _boolean(errors, settings, "fabric_check_counters")
     errors.check(_validate.int_in_range, settings["fabric_check_counter_threshold"], 0, IB_COUNTER_MAX, "fabric_check_counter_threshold")
-    thresholds = settings["fabric_check_counter_thresholds"]
     meanings = [meaning for meaning in _counters.COMMON if meaning in _counters.ERROR_MEANINGS]
+    _thresholds(errors, settings, "fabric_check_counter_thresholds", meanings, "error counter", "not an error counter's common name")
+
+
+def _thresholds(errors: _Errors, settings: dict, option: str, names, kind: str, unknown: str) -> None:
+    """A {counter: threshold} dictionary: each key one of names, each threshold 0..IB_COUNTER_MAX."""
+    thresholds = settings[option]
     if not isinstance(thresholds, dict):
-        errors.add(f"fabric_check_counter_thresholds: {thresholds!r} is not a dictionary; allowed: {{error counter: threshold}} "
-                   f"for the error counters {', '.join(meanings)}")
+        errors.add(f"{option}: {thresholds!r} is not a dictionary; allowed: {{{kind}: threshold}} for the {kind}s {', '.join(names)}")
         return
-    for meaning, value in thresholds.items():
-        path = f"fabric_check_counter_thresholds.{meaning}"
-        if meaning not in _counters.ERROR_MEANINGS:
-            errors.add(f"{path}: not an error counter's common name; allowed: {', '.join(meanings)}")
+    for name, value in thresholds.items():
+        path = f"{option}.{name}"
+        if name not in names:
+            errors.add(f"{path}: {unknown}; allowed: {', '.join(names)}")
         else:
             errors.check(_validate.int_in_range, value, 0, IB_COUNTER_MAX, path)
 
@@ -435,17 +442,16 @@ def _fabric_check_ib(errors: _Errors, settings: dict) -> None:
         else:
             _listed_once(errors, hosts, host, index, path, repr(host), "each host once")
     errors.check(_validate.int_in_range, settings["fabric_check_ib_error_threshold"], 0, IB_COUNTER_MAX, "fabric_check_ib_error_threshold")
-    thresholds = settings["fabric_check_ib_error_thresholds"]
-    if not isinstance(thresholds, dict):
-        errors.add(f"fabric_check_ib_error_thresholds: {thresholds!r} is not a dictionary; allowed: {{counter: threshold}} for "
-                   f"the counters {', '.join(_ib_diags.ERROR_COUNTERS)}")
-        return
-    for counter, value in thresholds.items():
-        path = f"fabric_check_ib_error_thresholds.{counter}"
-        if counter not in _ib_diags.ERROR_COUNTERS:
-            errors.add(f"{path}: not an error counter; allowed: {', '.join(_ib_diags.ERROR_COUNTERS)}")
-        else:
-            errors.check(_validate.int_in_range, value, 0, IB_COUNTER_MAX, path)
+    _thresholds(errors, settings, "fabric_check_ib_error_thresholds", _ib_diags.ERROR_COUNTERS, "counter", "not an error counter")
+
+
+# --- nfs_rdma ----------------------------------------------------------------------------------------------
+
+def _nfs_rdma_role(errors: _Errors, settings: dict) -> None:
+    """Each variable on its own (the first problem of each), so one run names every bad variable."""
+    defaults = {"nfs_rdma_exports": [], "nfs_rdma_mounts": [], "nfs_rdma_links": []}
+    for name in settings:
+        errors.check(_nfs_rdma.settings, dict(defaults, **{name: settings[name]}))
 
 
 # --- subnet_manager --------------------------------------------------------------------------
@@ -477,6 +483,7 @@ CHECKS = {
     "switch_qos": _switch_qos,
     "fabric_check": _fabric_check,
     "subnet_manager": _subnet_manager,
+    "nfs_rdma": _nfs_rdma_role,
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -109,6 +110,25 @@ def run(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None
         results = json.load(handle)
     results["__log__"] = proc.stdout
     return results
+
+
+def run_plays(plays: list, tmp_path, timeout: int = 900) -> tuple:
+    """ansible-playbook on whole plays (written as JSON, which is YAML): (returncode, stdout + stderr)."""
+    path = os.path.join(str(tmp_path), "plays.yml")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(plays, handle)
+    environment = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    environment.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", INVENTORY, path],
+                          capture_output=True, text=True, env=environment, check=False, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def changed_tasks(output: str, hosts) -> dict:
+    """Per play of an ansible-playbook output and host: the task lines that say changed ({(play, host): [...]})."""
+    plays = re.split(r"^PLAY \[(.*?)\]", output, flags=re.M)
+    return {(plays[i], host): re.findall(r"^changed: \[" + re.escape(host) + r"\b.*$", plays[i + 1], re.M)
+            for i in range(1, len(plays) - 1, 2) for host in hosts}
 
 
 def manifest_of(result: dict) -> dict:

@@ -26,14 +26,12 @@ import base64
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from labplay import changed_tasks, run_plays
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-INVENTORY = os.environ.get("MOLECULE_INVENTORY_FILE") or os.path.join(TOP, ".lab", "inventory.yml")
 HOST = "vm1"
 PARTITIONS = [{"name": "storage", "pkey": "0x0002", "ipoib": True, "mtu": 5,
                "members": [{"guid": "ALL_CAS", "membership": "full"}]}]
@@ -104,12 +102,6 @@ def playbook(out: str) -> list:
     ]
 
 
-def changed_tasks(output: str) -> dict:
-    """Per play of the playbook: the task lines that say changed."""
-    plays = re.split(r"^PLAY \[(.*?)\]", output, flags=re.M)
-    return {plays[i]: re.findall(r"^changed: \[" + HOST + r"\b.*$", plays[i + 1], re.M) for i in range(1, len(plays) - 1, 2)}
-
-
 def lines(result: dict) -> list:
     return result["stdout"].splitlines()
 
@@ -119,20 +111,13 @@ def runs(tmp_path_factory):
     """The playbook's results, its output and the changed tasks of each run."""
     tmp_path = tmp_path_factory.mktemp("subnet_manager")
     out = os.path.join(str(tmp_path), "results.json")
-    path = os.path.join(str(tmp_path), "play.yml")
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(playbook(out), handle)  # JSON is YAML
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    env.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
-    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", INVENTORY, path],
-                          capture_output=True, text=True, env=env, check=False, timeout=900)
-    output = proc.stdout + proc.stderr
+    returncode, output = run_plays(playbook(out), tmp_path)
     assert os.path.exists(out), f"the playbook did not reach its end:\n{output[-5000:]}"
     with open(out, encoding="utf-8") as handle:
         results = json.load(handle)
-    assert proc.returncode == 0, output[-5000:]
+    assert returncode == 0, output[-5000:]
     results["output"] = output
-    results["changed"] = changed_tasks(output)
+    results["changed"] = {play: lines for (play, _host), lines in changed_tasks(output, [HOST]).items()}
     results["files"] = {item["item"]: base64.b64decode(item["content"]).decode() for item in results["files"]["results"]}
     return results
 

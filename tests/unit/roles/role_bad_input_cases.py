@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the seven roles, as data.
+"""Malformed inputs for the entry points of the eight roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -27,7 +27,7 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 
 MISSING = object()  # as a value: remove the key
 
-ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager")
+ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -124,6 +124,17 @@ BASE = {
         "subnet_manager_manage_service": True,
         "subnet_manager_config_dir": "",
         "subnet_manager_validate": True,
+    },
+    "nfs_rdma": {
+        "nfs_rdma_server": True,
+        "nfs_rdma_exports": [
+            {"path": "/srv/rdma", "clients": [{"host": "169.254.77.0/24", "options": ["rw", "sync", "no_subtree_check"]}]},
+        ],
+        "nfs_rdma_port": 20049,
+        "nfs_rdma_threads": 0,
+        "nfs_rdma_mounts": [{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/mnt/rdma", "options": ["vers=4.2"]}],
+        "nfs_rdma_links": ["rxe0"],
+        "nfs_rdma_install": True,
     },
 }
 
@@ -307,6 +318,20 @@ def _corpus() -> list:
     case("subnet_manager", "subnet_manager_options.bogus_option", "unknown-option", 1)
     case("subnet_manager", "subnet_manager_ports[0]", "keyword", "ALL")
     case("subnet_manager", "subnet_manager_config_dir", "with-the-service", "/srv/opensm")
+
+    # nfs_rdma ----------------------------------------------------------------------------------
+    # paths, clients and options go into /etc/exports.d and a systemd mount unit: nothing may add a line, a client or an option
+    each("nfs_rdma", "nfs_rdma_exports[0].path", [
+        ("dotdot-path", "/srv/../etc"), ("space", "/srv/rdma x"), ("comma", "/srv/rdma,x"),
+        ("newline-injection", "/srv/rdma\n/ *(rw,no_root_squash)")])
+    case("nfs_rdma", "nfs_rdma_exports[1]", "duplicate-path", {"path": "/srv/rdma/", "clients": [{"host": "*"}]}, "nfs_rdma_exports[1].path")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].host", "space", "a b")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "comma-injection", "rw,no_root_squash")
+    case("nfs_rdma", "nfs_rdma_mounts[0].path", "root", "/")
+    case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "role-sets-proto", "proto=tcp")
+    case("nfs_rdma", "nfs_rdma_mounts[0].server", "ipv6-zone-newline-injection", "fe80::1%x\nOptions=proto=tcp")
+    case("nfs_rdma", "nfs_rdma_port", "zero", 0)
+    case("nfs_rdma", "nfs_rdma_links[0]", "dotdot-path", "../x")
     return cases
 
 
