@@ -628,14 +628,15 @@ def test_rendered_files_have_one_line_per_export_and_a_fixed_unit_shape(entries,
         assert unit[8] == f"Where={where}"
 
 
-# /proc/mounts of the lab's client (Debian 12, 6.1) with the export mounted over RDMA, recorded; and the same
-# export mounted over TCP (mount -t nfs4 -o proto=tcp), recorded on the same VM.
+# /proc/mounts of the lab's client (Debian 12, 6.1, nfs-common 2.6.2) with the export mounted over RDMA by the role's
+# unit, and the same export mounted with mount -t nfs4 -o proto=tcp,vers=4.2 on the same VM (recorded on /mnt/tcp,
+# written here on /mnt/rdma).
 PROC_MOUNTS_RDMA = (
     "/dev/vda / ext4 rw,relatime 0 0\n"
     "169.254.77.1:/srv/rdma /mnt/rdma nfs4 rw,relatime,vers=4.2,rsize=65536,wsize=65536,namlen=255,hard,proto=rdma,"
     "port=20049,timeo=600,retrans=2,sec=sys,clientaddr=169.254.77.2,local_lock=none,addr=169.254.77.1 0 0\n")
 PROC_MOUNTS_TCP = (
-    "169.254.77.1:/srv/rdma /mnt/rdma nfs4 rw,relatime,vers=4.2,rsize=524288,wsize=524288,namlen=255,hard,proto=tcp,"
+    "169.254.77.1:/srv/rdma /mnt/rdma nfs4 rw,relatime,vers=4.2,rsize=65536,wsize=65536,namlen=255,hard,proto=tcp,"
     "timeo=600,retrans=2,sec=sys,clientaddr=169.254.77.2,local_lock=none,addr=169.254.77.1 0 0\n")
 MOUNTED = N.mounts([{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/mnt/rdma"}])
 
@@ -645,8 +646,8 @@ MOUNTED = N.mounts([{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/
     (PROC_MOUNTS_RDMA, 20050, ["/mnt/rdma: 169.254.77.1:/srv/rdma is mounted as nfs4 rw,relatime,vers=4.2,rsize=65536,"
                                "wsize=65536,namlen=255,hard,proto=rdma,port=20049,timeo=600,retrans=2,sec=sys,"
                                "clientaddr=169.254.77.2,local_lock=none,addr=169.254.77.1, not NFS with proto=rdma,port=20050"]),
-    (PROC_MOUNTS_TCP, 20049, ["/mnt/rdma: 169.254.77.1:/srv/rdma is mounted as nfs4 rw,relatime,vers=4.2,rsize=524288,"
-                              "wsize=524288,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,"
+    (PROC_MOUNTS_TCP, 20049, ["/mnt/rdma: 169.254.77.1:/srv/rdma is mounted as nfs4 rw,relatime,vers=4.2,rsize=65536,"
+                              "wsize=65536,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,"
                               "clientaddr=169.254.77.2,local_lock=none,addr=169.254.77.1, not NFS with proto=rdma,port=20049"]),
     ("/dev/vda / ext4 rw 0 0\n", 20049, ["/mnt/rdma: not mounted"]),
     # a later mount on the same point hides the earlier one: the last row counts
