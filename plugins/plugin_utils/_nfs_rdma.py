@@ -20,7 +20,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _validate
 
 DEFAULT_PORT = 20049
 PATH_MAX = 1024
@@ -257,7 +257,7 @@ def mount_unit_name(where: str) -> str:
 
 def render_mount_unit(mount: dict, port: int, link_names=()) -> str:
     """The mount unit of one normalised mount: NFS over RDMA, after the network and the RDMA links."""
-    after = ["network-online.target"] + [f"rdma-fabric-link@{name}.service" for name in link_names]
+    after = ["network-online.target"] + [_persist.unit_instance(name) for name in link_names]
     options = ",".join(["proto=rdma", f"port={port}"] + list(mount["options"]))
     return (
         HEADER
