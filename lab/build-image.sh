@@ -1,43 +1,52 @@
 #!/usr/bin/env bash
-# Build the lab's Debian bookworm VM image from Debian packages only.
+# Build the lab's Debian VM image from Debian packages only.
 #
-#   lab/build-image.sh OUTDIR
+#   lab/build-image.sh OUTDIR [SUITE]
 #
-# OUTDIR receives base.img (ext4, raw), vmlinuz, initrd.img, siw.ko's build log,
-# id_ed25519{,.pub} (the lab's SSH key), kernel-release, and container.tar: the
-# same Debian user space without kernel, modules or boot files, as the root
-# filesystem that `docker import` makes the containers scenario's image from (no
-# registry needed). The VM image also has docker.io, masked until labctl starts it
-# (LAB_DOCKER=1).  The apt suites are
-# the build machine's own, so the kernel in the image and the headers used to
-# build siw out of tree come from the same suites and share one ABI.
-# Runs as root (mmdebstrap --mode=root, apt-get).
+# SUITE is bookworm (the default; Debian 12) or trixie (Debian 13). OUTDIR receives base.img
+# (ext4, raw), vmlinuz, initrd.img, siw.ko's build log, id_ed25519{,.pub} (the lab's SSH key),
+# kernel-release, suite, and container.tar: the same Debian user space without kernel, modules or
+# boot files, as the root filesystem that `docker import` makes the containers scenario's image
+# from (no registry needed). The VM image also has docker.io, masked until labctl starts it
+# (LAB_DOCKER=1).
+#
+# The apt sources are the build machine's own (/etc/apt/sources.list.d/debian.sources or
+# /etc/apt/sources.list), with its suite names changed to SUITE (bookworm-updates becomes
+# trixie-updates, and so on). Neither Debian 12's nor Debian 13's kernel has CONFIG_RDMA_SIW, so
+# siw.ko is built out of tree, in a second, throwaway chroot of the same suite with that kernel's
+# headers and sources: the module and the kernel share one ABI whatever the build machine runs.
+# Runs as root (mmdebstrap --mode=root).
 set -euo pipefail
 
-out=${1:?usage: build-image.sh OUTDIR}
+out=${1:?usage: build-image.sh OUTDIR [SUITE]}
+suite=${2:-bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
 step() { printf '[lab-image] %s\n' "$*" >&2; }
 die() { printf '[lab-image] FAILED: %s\n' "$*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "building the image needs root (mmdebstrap --mode=root)"
+[[ $suite == bookworm || $suite == trixie ]] || die "suite '$suite' is not supported; allowed: bookworm, trixie"
 
-sources=""
+machine_sources=""
 for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
     if [[ -s $f ]] && grep -Eq '^[^#]*(Suites:.*bookworm|deb .* bookworm)' "$f"; then
-        sources=$f
+        machine_sources=$f
         break
     fi
 done
-[[ -n $sources ]] || die "no bookworm apt source found in /etc/apt (the image uses the machine's own suites)"
+[[ -n $machine_sources ]] || die "no bookworm apt source found in /etc/apt (the image uses the machine's own mirrors)"
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/rdma-lab-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 rootfs=$work/rootfs
 mkdir -p "$out"
+# mmdebstrap reads deb822 files by their name's ending.
+sources=$work/${machine_sources##*/}
+sed "s/bookworm/$suite/g" "$machine_sources" >"$sources"
 
 packages=$(grep -Ev '^\s*(#|$)' "$here/image/packages.txt" | paste -sd, -)
 
-step "mmdebstrap bookworm from $sources"
+step "mmdebstrap $suite from the mirrors of $machine_sources"
 mmdebstrap --variant=minbase --mode=root --quiet \
     --include="$packages" \
     --dpkgopt='path-exclude=/usr/share/man/*' \
@@ -48,23 +57,31 @@ mmdebstrap --variant=minbase --mode=root --quiet \
     --customize-hook="bash '$here/image/container-tar.sh' \"\$1\" '$out/container.tar'" \
     --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io" \
     --customize-hook="bash '$here/image/local-repo.sh' \"\$1\"" \
-    bookworm "$rootfs" "$sources"
+    "$suite" "$rootfs" "$sources"
 
 abi=$(ls "$rootfs/lib/modules")
 [[ $(wc -w <<<"$abi") == 1 ]] || die "expected one kernel in the image, found: $abi"
 step "kernel $abi"
 
-step "build siw.ko out of tree against linux-headers-$abi"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "linux-headers-$abi" make gcc xz-utils >/dev/null \
-    || die "apt-get install linux-headers-$abi (the image and the build machine must share apt suites)"
 srcpkg=linux-source-$(cut -d. -f1,2 <<<"$abi")
-(cd "$work" && apt-get download -qq "$srcpkg") || die "apt-get download $srcpkg"
-dpkg-deb --fsys-tarfile "$work"/linux-source-*.deb | tar -x -C "$work" --wildcards './usr/src/linux-source-*.tar.xz'
-tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work" --wildcards '*/drivers/infiniband/sw/siw/*'
-siwsrc=$(echo "$work"/linux-source-*/drivers/infiniband/sw/siw)
-make -s -C "/usr/src/linux-headers-$abi" M="$siwsrc" CONFIG_RDMA_SIW=m modules >"$out/siw-build.log" 2>&1 \
-    || { tail -20 "$out/siw-build.log" >&2; die "siw.ko build"; }
-install -D -m 0644 "$siwsrc/siw.ko" "$rootfs/lib/modules/$abi/updates/siw.ko"
+step "build siw.ko out of tree in a $suite chroot with linux-headers-$abi and $srcpkg"
+# The hooks run while mmdebstrap has /proc and /dev mounted in that chroot; it is thrown away with
+# $work.
+siwdir=/tmp/$srcpkg/drivers/infiniband/sw/siw
+cat >"$work/siw-build.sh" <<BUILD
+set -eu
+tar -xJf /usr/src/$srcpkg.tar.xz -C /tmp --wildcards '*/drivers/infiniband/sw/siw/*'
+make -s -C /usr/src/linux-headers-$abi M=$siwdir CONFIG_RDMA_SIW=m modules
+BUILD
+mmdebstrap --variant=minbase --mode=root --quiet \
+    --include="linux-headers-$abi,$srcpkg,make,gcc,xz-utils" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --customize-hook="copy-in $work/siw-build.sh /tmp" \
+    --customize-hook="chroot \"\$1\" sh /tmp/siw-build.sh >'$out/siw-build.log' 2>&1 || { tail -20 '$out/siw-build.log' >&2; exit 1; }" \
+    --customize-hook="copy-out $siwdir/siw.ko $work" \
+    "$suite" "$work/siw-chroot" "$sources" || die "siw.ko build (see $out/siw-build.log)"
+install -D -m 0644 "$work/siw.ko" "$rootfs/lib/modules/$abi/updates/siw.ko"
+rm -rf "$work/siw-chroot"
 chroot "$rootfs" depmod "$abi"
 
 step "customise the guest"
@@ -99,4 +116,5 @@ step "ext4 image"
 rm -f "$out/base.img"
 mkfs.ext4 -q -L labroot -d "$rootfs" "$out/base.img" 3072M
 echo "$abi" >"$out/kernel-release"
+echo "$suite" >"$out/suite"
 step "done: $(du -sh --apparent-size "$out/base.img" | cut -f1) apparent, $(du -sh "$out/base.img" | cut -f1) on disk"

@@ -15,11 +15,13 @@ Environment:
     LAB_PORT_BASE  SSH of vmN is forwarded from 127.0.0.1:(base+N-1); data UDP ports
                    are base+1000+N (default 2222)
     LAB_CACHE      image cache (default ~/.cache/rdma-fabric-lab)
+    LAB_SUITE      the Debian suite of the image: bookworm (Debian 12, the default) or
+                   trixie (Debian 13); each suite's image is cached on its own
     LAB_RECIPE     the image recipe: a directory with build-image.sh and image/
                    (default: lab/; the first-run test uses a small stand-in)
     LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
     LAB_DOCKER     1: each VM also runs the Docker engine, has the lab's container
-                   image (rdma-fabric-lab:bookworm, imported from the image's
+                   image (rdma-fabric-lab:SUITE, imported from the image's
                    container.tar) and the engine's socket forwarded over SSH to
                    $LAB_DIR/docker-vmN.sock (the containers scenario; default 0)
 
@@ -42,6 +44,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -67,7 +70,9 @@ PORT_BASE = int(os.environ.get("LAB_PORT_BASE") or _SAVED.get("port_base", 2222)
 CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab"))
 BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
-CONTAINER_IMAGE = "rdma-fabric-lab:bookworm"
+SUITES = ("bookworm", "trixie")
+SUITE = os.environ.get("LAB_SUITE") or "bookworm"
+CONTAINER_IMAGE = f"rdma-fabric-lab:{SUITE}"
 DATA_NET = "169.254.77"
 DATA_PREFIX = 24
 DATA_NETDEV = "eth1"
@@ -115,7 +120,7 @@ def keep_stdout_for_results() -> None:
 # --- image -----------------------------------------------------------------
 
 def recipe_hash() -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"suite={SUITE}\n".encode())
     files = [os.path.join(RECIPE, "build-image.sh")]
     for root, _dirs, names in os.walk(os.path.join(RECIPE, "image")):
         files.extend(os.path.join(root, n) for n in names)
@@ -127,7 +132,12 @@ def recipe_hash() -> str:
 
 
 def image_dir() -> str:
-    return os.path.join(CACHE, recipe_hash())
+    return os.path.join(CACHE, f"{SUITE}-{recipe_hash()}")
+
+
+def superseded(name: str) -> bool:
+    """An older recipe's image of this suite; a bare hash is a bookworm image from before suites had a name."""
+    return name.startswith(f"{SUITE}-") or (SUITE == "bookworm" and re.fullmatch(r"[0-9a-f]{16}", name) is not None)
 
 
 def ensure_image() -> str:
@@ -143,7 +153,7 @@ def ensure_image() -> str:
         say(f"building the image (recipe {os.path.basename(target)}) into {CACHE}")
         start = time.monotonic()
         script = os.path.join(RECIPE, "build-image.sh")
-        proc = subprocess.run(["bash", script, tmp], check=False)
+        proc = subprocess.run(["bash", script, tmp, SUITE], check=False)
         if proc.returncode != 0:
             raise LabError(f"image build failed ({os.path.relpath(script, TOP)} exited {proc.returncode}); "
                            "see the messages above")
@@ -152,10 +162,10 @@ def ensure_image() -> str:
         os.rename(tmp, target)
         say(f"image built in {time.monotonic() - start:.0f}s")
         record("lab", "image build", time.monotonic() - start, recipe=os.path.basename(target))
-        # Older recipes' images are of no further use.
+        # Older recipes' images of this suite are of no further use; the other suite's stay.
         for name in os.listdir(CACHE):
             old = os.path.join(CACHE, name)
-            if name != os.path.basename(target) and os.path.isdir(old):
+            if name != os.path.basename(target) and superseded(name) and os.path.isdir(old):
                 shutil.rmtree(old, ignore_errors=True)
     return target
 
@@ -434,6 +444,7 @@ def write_inventory() -> str:
         "        ansible_python_interpreter: /usr/bin/python3",
         f"        lab_data_prefix: {DATA_PREFIX}",
         f"        lab_dir: {LAB_DIR}",
+        f"        lab_suite: {SUITE}",
     ]
     # The lab's intent for playbooks/site.yml sits beside the inventory, where Ansible loads it.
     group_vars = os.path.join(LAB_DIR, "group_vars")
@@ -482,7 +493,7 @@ def cmd_up() -> None:
         raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
-        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER)}, handle)
+        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "suite": SUITE}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
@@ -544,6 +555,8 @@ def main(argv: list) -> int:
     if argv[0] != "ssh":  # ssh: the remote command's output is the result
         keep_stdout_for_results()
     try:
+        if SUITE not in SUITES:
+            raise LabError(f"LAB_SUITE: '{SUITE}' is not supported; allowed: {', '.join(SUITES)}")
         if argv[0] == "image":
             result(ensure_image())
         elif argv[0] == "up":
