@@ -5,6 +5,9 @@
 
 - the server's NFS configuration drop-in (``/etc/nfs.conf.d/*.conf``, ``[nfsd] rdma=y``, ``rdma-port=N``):
   rpc.nfsd reads it on Debian 12 (nfs-utils 2.6.2) and later;
+- a drop-in of ``nfs-server.service`` that adds the RDMA listener through ``/proc/fs/nfsd/portlist`` after
+  the start when the start did not: Debian 13's unit starts nfsd with ``nfsdctl autostart`` (nfs-utils 2.8.3),
+  which reads the threads from nfs.conf but no listener settings, and falls back to rpc.nfsd only on failure;
 - its exports (``/etc/exports.d/*.exports``, read by ``exportfs -r``), one line per path;
 - a systemd mount unit per client mount (``Type=nfs``, ``Options=proto=rdma,port=N,...``), named as
   ``systemd-escape --path --suffix=mount`` names it, ordered after the RDMA links it needs.
@@ -230,6 +233,16 @@ def render_nfs_conf(port: int, threads: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_server_dropin(port: int) -> str:
+    """nfs-server.service's drop-in: after the start, the RDMA listener on port unless nfsd already has it."""
+    listener = f"rdma {port}"
+    return (
+        HEADER
+        + "[Service]\n"
+        + f"ExecStartPost=/bin/sh -c 'grep -qx \"{listener}\" /proc/fs/nfsd/portlist || echo \"{listener}\" >/proc/fs/nfsd/portlist'\n"
+    )
+
+
 def render_exports(entries: list) -> str:
     """exports(5) lines: '<path> <client>(<options>) ...', one per path, in the order given."""
     lines = [HEADER.rstrip("\n")]
@@ -276,10 +289,11 @@ def render_mount_unit(mount: dict, port: int, link_names=()) -> str:
 
 
 def files(values: dict) -> dict:
-    """What the role writes: {nfs_conf, exports, mounts: [mount + {content}]} from the role's variables."""
+    """What the role writes: {nfs_conf, server_dropin, exports, mounts: [mount + {content}]} from the role's variables."""
     normal = settings(values)
     return {
         "nfs_conf": render_nfs_conf(normal["port"], normal["threads"]),
+        "server_dropin": render_server_dropin(normal["port"]),
         "exports": render_exports(normal["exports"]),
         "export_dirs": [{"path": entry["path"], "mode": entry["mode"]} for entry in normal["exports"] if entry["create"]],
         "mounts": [dict(mount, content=render_mount_unit(mount, normal["port"], normal["links"])) for mount in normal["mounts"]],

@@ -34,6 +34,8 @@ TREES = (
     "/etc/modules-load.d",
     "/etc/modprobe.d",
     "/etc/rdma-fabric",
+    "/etc/nfs.conf.d",
+    "/etc/exports.d",
     "/etc/NetworkManager/system-connections",
     "/run/NetworkManager/system-connections",
 )

@@ -415,6 +415,11 @@ Options=proto=rdma,port=20049,vers=4.2,hard
 WantedBy=remote-fs.target
 """
 
+SERVER_DROPIN = HEADER + """
+[Service]
+ExecStartPost=/bin/sh -c 'grep -qx "rdma 20049" /proc/fs/nfsd/portlist || echo "rdma 20049" >/proc/fs/nfsd/portlist'
+"""
+
 TYPICAL = {"nfs_rdma_exports": [export()], "nfs_rdma_mounts": [mount()], "nfs_rdma_links": ["rxe0"], "nfs_rdma_port": 20049}
 
 
@@ -422,6 +427,11 @@ def test_render_nfs_conf():
     assert N.render_nfs_conf(20049) == NFS_CONF
     assert N.render_nfs_conf(20049, 0) == NFS_CONF
     assert N.render_nfs_conf(2050, 64) == NFS_CONF.replace("20049", "2050") + "threads=64\n"
+
+
+def test_render_server_dropin():
+    assert N.render_server_dropin(20049) == SERVER_DROPIN
+    assert N.render_server_dropin(2050) == SERVER_DROPIN.replace("20049", "2050")
 
 
 def test_render_exports():
@@ -448,6 +458,7 @@ def test_files_of_the_typical_case():
     result = N.files(TYPICAL)
     assert result == {
         "nfs_conf": NFS_CONF,
+        "server_dropin": SERVER_DROPIN,
         "exports": EXPORTS,
         "export_dirs": [{"path": "/srv/rdma", "mode": "0755"}],
         "mounts": [{"server": SERVER, "export": "/srv/rdma", "path": "/mnt/rdma", "options": ["vers=4.2", "hard"], "state": "mounted",
@@ -465,7 +476,7 @@ def test_files_threads_and_create():
 
 def test_files_of_nothing():
     result = N.files({})
-    assert result == {"nfs_conf": NFS_CONF, "exports": HEADER + "\n", "export_dirs": [], "mounts": [], "port": N.DEFAULT_PORT}
+    assert result == {"nfs_conf": NFS_CONF, "server_dropin": SERVER_DROPIN, "exports": HEADER + "\n", "export_dirs": [], "mounts": [], "port": N.DEFAULT_PORT}
 
 
 # --- settings() ----------------------------------------------------------------------------------------
