@@ -10,7 +10,11 @@ before a module's own validation runs: ``inf`` for an int option
 (OverflowError in the int conversion), an integer of more than 4,300 digits
 and a surrogate-escaped string (ValueError/UnicodeEncodeError while logging
 the invocation), a list item that is not a dict where suboptions are expected
-(TypeError in set_fallbacks).
+(TypeError in set_fallbacks), and, on a host whose Python is 3.12 or later (Debian
+13, found on the trixie lab), a string with a NUL character: syslog.syslog()
+refuses it since Python 3.12, and AnsibleModule fails with "Failed to log to
+syslog (embedded null character)" while it logs the invocation, which names no
+option.
 
 ``problem()`` is pure: it walks the argument spec over the raw parameters and
 returns the first such input as a one-line message that names the option, or
@@ -52,6 +56,8 @@ def _scalar_problem(value, option: str):
     if isinstance(value, str):
         if _has_surrogate(value):
             return f"{option}: contains bytes that are not valid UTF-8; give the value as UTF-8 text"
+        if "\x00" in value:
+            return f"{option}: contains a NUL character; allowed: text without NUL"
     elif isinstance(value, bool):
         return None
     elif isinstance(value, int):
@@ -135,6 +141,22 @@ def problem(argument_spec: dict, params: dict, numbers=(), prefix: str = ""):
     return None
 
 
+def _refusing_class():
+    from ansible.module_utils import basic  # pylint: disable=import-outside-toplevel
+
+    class Refusing(basic.AnsibleModule):
+        """An AnsibleModule that does not log its invocation.
+
+        The parameters' _ansible_no_log (always sent) overrides the no_log argument, so no_log=True alone
+        still logs the raw values, and syslog refuses a NUL in them on Python 3.12+ before fail_json runs.
+        """
+
+        def _log_invocation(self):
+            return None
+
+    return Refusing
+
+
 def module(argument_spec: dict, numbers=(), **kwargs):
     """AnsibleModule(argument_spec, **kwargs), after problem() on the raw parameters.
 
@@ -151,6 +173,6 @@ def module(argument_spec: dict, numbers=(), **kwargs):
     found = problem(argument_spec, params, numbers) if isinstance(params, dict) else None
     if found:
         raw_spec = {name: {"type": "raw"} for name in params if isinstance(name, str) and not name.startswith("_ansible_")}
-        failing = basic.AnsibleModule(argument_spec=raw_spec, supports_check_mode=True, no_log=True)
+        failing = _refusing_class()(argument_spec=raw_spec, supports_check_mode=True, no_log=True)
         failing.fail_json(msg=found, changed=False, invocation={"module_args": {}})
     return basic.AnsibleModule(argument_spec=argument_spec, **kwargs)

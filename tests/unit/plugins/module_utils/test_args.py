@@ -43,6 +43,9 @@ def test_accepted(params):
     ({"dest": {"a": 1}}, "dest: expected a string, got a dictionary {'a': 1}"),
     ({"value": True}, "value: expected a string, got a boolean True (quote it in YAML)"),
     ({"name": "rxe\udcff"}, "name: contains bytes that are not valid UTF-8; give the value as UTF-8 text"),
+    ({"name": "rxe\x000"}, "name: contains a NUL character; allowed: text without NUL"),
+    ({"names": ["rxe0", "\x00"]}, "names[1]: contains a NUL character; allowed: text without NUL"),
+    ({"rules": [{"dst": "10.0.0.0/24\x00"}]}, "rules[0].dst: contains a NUL character; allowed: text without NUL"),
     ({"port": float("inf")}, "port: inf is not a finite number"),
     ({"port": float("nan")}, "port: nan is not a finite number"),
     ({"port": 2 ** 129}, "port: an integer of 130 bits is out of range for every option of this module"),
@@ -76,7 +79,8 @@ CHOICES_SPEC = {
 @pytest.mark.parametrize("params, message", [
     # ansible-core would put these values into its message as they are, newline and all
     ({"state": "gone\n"}, "value of state must be one of: present, absent, got: 'gone\\n'"),
-    ({"tsa": ["ets", "\x00\r"]}, "value of tsa[1] must be one of: ets, strict, got: '\\x00\\r'"),
+    ({"tsa": ["ets", "\x07\r"]}, "value of tsa[1] must be one of: ets, strict, got: '\\x07\\r'"),
+    ({"tsa": ["ets", "\x00\r"]}, "tsa[1]: contains a NUL character; allowed: text without NUL"),
     ({"flag": "yes\n"}, "flag: 'yes\\n' is not a boolean"),
     ({"port": "1\n"}, "port: '1\\n' is not an integer"),
     ({"ets": {"tc_bw": [100], "x\ny": 1}}, "ets: unknown suboption 'x\\ny'; allowed: tc_bw"),
