@@ -23,6 +23,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
+from ansible_collections.rdma.fabric.tests.unit.support.once import once_per_session
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 EXAMPLE = os.path.join(COLLECTION, "playbooks", "inventory", "rdma.constructed.yml")
@@ -66,6 +67,11 @@ def rxe_only(root):
 
 @pytest.fixture(scope="module")
 def inventory(tmp_path_factory):
+    groups, listing = once_per_session(tmp_path_factory, "rdma_constructed", lambda: run_inventory(tmp_path_factory))
+    return groups, listing
+
+
+def run_inventory(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("constructed")
     monkeypatch = pytest.MonkeyPatch()
     try:
@@ -101,7 +107,7 @@ def inventory(tmp_path_factory):
                           capture_output=True, text=True, env=env, check=False, timeout=120)
     assert proc.returncode == 0, proc.stderr
     listing = json.loads(proc.stdout)
-    return {name: sorted(body.get("hosts", [])) for name, body in listing.items() if name != "_meta"}, listing
+    return [{name: sorted(body.get("hosts", [])) for name, body in listing.items() if name != "_meta"}, listing]
 
 
 @pytest.mark.parametrize("group, members", [

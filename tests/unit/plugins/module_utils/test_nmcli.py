@@ -32,6 +32,20 @@ DETAIL_OUTPUT = (
     "ipv4.dns:10.1.0.53,10.1.0.54\n"
 )
 
+# Recorded from NetworkManager 1.52.1 (Debian trixie lab VM): the same forms; the loopback profile comes after
+# mgmt, and a profile of the same name as above, made with the same nmcli command, reads back the same.
+LIST_OUTPUT_1_52 = (
+    "mgmt:d6bfc80c-833f-3e62-b347-65bba3d20336:802-3-ethernet:eth0:activated\n"
+    "lo:a13bc714-a381-4501-89af-e26968a1d685:loopback:lo:activated\n"
+    "lab-ib0:dd4799ff-4631-40bf-a97a-1e177adfbd0b:infiniband::\n"
+    "t\\:e\\\\st:78e0211c-4023-4d55-a076-199488e8a154:infiniband::\n"
+)
+DETAIL_OUTPUT_1_52 = (
+    DETAIL_OUTPUT.replace("fc285419-d0cc-4e4f-b93f-329fc9e95ed2", "78e0211c-4023-4d55-a076-199488e8a154")
+    .replace("infiniband.p-key:default\ninfiniband.parent:\n", "infiniband.parent:\ninfiniband.p-key:default\n")
+    + "ipv6.method:auto\nipv6.addresses:\nipv6.gateway:\nipv6.dns:\n"
+)
+
 
 @pytest.mark.parametrize("line, fields", [
     ("a:b:c", ["a", "b", "c"]),
@@ -58,6 +72,21 @@ def test_parse_list_recorded():
     assert [row["NAME"] for row in rows] == ["lo", "mgmt", "t:e\\st"]
     assert _nmcli.find_by_name(rows, "t:e\\st") == [rows[2]]
     assert _nmcli.find_by_name(rows, "t") == []
+
+
+def test_parse_list_recorded_1_52():
+    rows = _nmcli.parse_list(LIST_OUTPUT_1_52)
+    assert [row["NAME"] for row in rows] == ["mgmt", "lo", "lab-ib0", "t:e\\st"]
+    assert rows[3] == {"NAME": "t:e\\st", "UUID": "78e0211c-4023-4d55-a076-199488e8a154", "TYPE": "infiniband", "DEVICE": "", "STATE": ""}
+    assert _nmcli.find_by_name(rows, "t:e\\st") == [rows[3]]
+
+
+@pytest.mark.parametrize("text", [DETAIL_OUTPUT, DETAIL_OUTPUT_1_52], ids=["nm-1.42", "nm-1.52"])
+def test_parse_detail_recorded_in_both_versions(text):
+    detail = _nmcli.parse_detail(text)
+    assert detail["connection.id"] == "t:e\\st"
+    assert detail["ipv4.addresses"] == "10.1.0.1/24, 10.1.0.2/16"
+    assert detail["infiniband.mtu"] == "65520" and detail["infiniband.p-key"] == "default"
 
 
 def test_parse_list_refuses_wrong_field_count():

@@ -21,6 +21,9 @@ LAB_LINKS = (
     '{"ifindex":3,"ifname":"siw3","port":1,"state":"DOWN","physical_state":"DISABLED","netdev":"dummy7","netdev_index":4}]\n'
 )
 
+# Recorded on the trixie lab VM (iproute2 6.15.0, kernel 6.12.118): the same keys.
+LAB_LINKS_6_15 = '[{"ifindex":0,"ifname":"rxe0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"eth1","netdev_index":3}\n]\n'
+
 
 def link(name, netdev, port=1, ifindex=0, state="ACTIVE", physical_state="LINK_UP", netdev_index=3):
     return {"name": name, "port": port, "ifindex": ifindex, "state": state, "physical_state": physical_state,
@@ -32,6 +35,7 @@ def link(name, netdev, port=1, ifindex=0, state="ACTIVE", physical_state="LINK_U
     ("\n", []),
     ("[]\n", []),
     (None, []),
+    (LAB_LINKS_6_15, [link("rxe0", "eth1")]),
     (LAB_LINKS, [
         link("rxe0", "eth1"), link("siw0", "eth1", ifindex=1), link("siw2", "lo", ifindex=2, netdev_index=1),
         link("siw3", "dummy7", ifindex=3, state="DOWN", physical_state="DISABLED", netdev_index=4),
