@@ -9,6 +9,10 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.build/collections
 export ANSIBLE_CONFIG := $(TOP)/ansible.cfg
 PYVER      = $$($(VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# sanity and units run with the ansible-core of CORE_VENV: .venv has the newest line the
+# Python allows, .venv-core-oldest the oldest supported one (sanity-oldest, units-oldest).
+CORE_VENV ?= $(VENV)
+OLDEST    := $(TOP)/.venv-core-oldest
 
 # mitogen for the targets that drive the lab (about 4x fewer seconds per task against
 # emulated guests; benchmarks/README.md). tools/bootstrap installs it under .build/mitogen.
@@ -27,13 +31,13 @@ $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
 	@echo "make test    sanity + lint + unit tests + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
-	@echo "more: lab-up lab-down lab-status lab-image sanity lint units first-run molecule molecule-containers build bench"
+	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee first-run molecule molecule-containers build bench"
 
 bootstrap:
 	@tools/bootstrap
@@ -47,6 +51,9 @@ test: bootstrap
 	@tools/timed "sanity" $(MAKE) --no-print-directory sanity
 	@tools/timed "lint" $(MAKE) --no-print-directory lint
 	@tools/timed "units" $(MAKE) --no-print-directory units
+	@tools/timed "sanity-oldest" $(MAKE) --no-print-directory sanity-oldest
+	@tools/timed "units-oldest" $(MAKE) --no-print-directory units-oldest
+	@tools/timed "ee" $(MAKE) --no-print-directory ee
 	@tools/timed "ib" $(MAKE) --no-print-directory ib
 	@tools/timed "first-run" $(MAKE) --no-print-directory first-run
 	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
@@ -66,13 +73,23 @@ check: bootstrap-nolab
 
 sanity: bootstrap-nolab
 	@tools/target-pythons $(PYTHONS) | tr '\n' ' ' | sed 's/^/target pythons: /'; echo
-	PATH="$(PYTHONS):$(NO_SHIMS)" tools/ansible-test-run sanity --venv --color no
+	@echo "sanity with $$($(CORE_VENV)/bin/ansible --version | head -1)"
+	PATH="$(CORE_VENV)/bin:$(PYTHONS):$(NO_SHIMS)" tools/ansible-test-run sanity --venv --color no
 
 units: bootstrap-nolab
-	tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2
+	@echo "units with $$($(CORE_VENV)/bin/ansible --version | head -1)"
+	PATH="$(CORE_VENV)/bin:$(PATH)" tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2
+
+# the same on the oldest supported ansible-core line
+sanity-oldest units-oldest: bootstrap-nolab
+	@$(MAKE) --no-print-directory $(@:-oldest=) CORE_VENV=$(OLDEST)
 
 lint: bootstrap-nolab
 	ansible-lint --profile production --offline
+
+# the execution environment: ansible-builder create on ee/execution-environment.yml, introspect on the collection
+ee: bootstrap-nolab
+	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-ee.xml tests/ee
 
 # the subnet_manager role's files under real OpenSM on ibsim's simulated fabric (tests/ib; about a minute, no root, no VM)
 ib: bootstrap-nolab
