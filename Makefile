@@ -35,7 +35,7 @@ $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
 	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee first-run molecule molecule-containers build bench"
 
