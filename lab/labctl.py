@@ -493,7 +493,7 @@ def cmd_up() -> None:
         raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
-        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "suite": SUITE}, handle)
+        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER)}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
