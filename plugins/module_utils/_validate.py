@@ -18,6 +18,8 @@ IFNAMSIZ = 16  # the kernel's limit, including the terminating NUL
 IB_DEVICE_NAME_MAX = 64
 
 _WHITESPACE = re.compile(r"\s")
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")  # ASCII digits: str.isdigit() and int() take '\u00b2', '\u0663' too
+_PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 
 def _shown(value) -> str:
@@ -74,8 +76,12 @@ def rdma_device_name(value, option: str = "name") -> str:
 
 
 def int_in_range(value, low: int, high: int, option: str) -> int:
-    """Return value as an int when it lies in [low, high]; bools are refused."""
-    if isinstance(value, bool):
+    """Return value as an int when it lies in [low, high]; bools are refused.
+
+    Text must be ASCII decimal digits with an optional sign and surrounding white space:
+    int() would also take other scripts' digits ('\u0663') and '_' between digits.
+    """
+    if isinstance(value, bool) or (isinstance(value, str) and not _INT_TEXT.fullmatch(value)):
         raise ValueError(f"{option}: {_shown(value)} is not an integer; allowed: {low}-{high}")
     try:
         number = int(value)
@@ -86,6 +92,18 @@ def int_in_range(value, low: int, high: int, option: str) -> int:
     if not low <= number <= high:
         raise ValueError(f"{option}: {number} is out of range; allowed: {low}-{high}")
     return number
+
+
+def verbatim_int(value, low: int, high: int, option: str) -> int:
+    """An integer that a task writes into a command line or a file as it is given.
+
+    A YAML integer, or text of plain decimal digits (no sign, white space, '_' or leading zero):
+    what int() reads from '30 ' is 30, but the command gets '30 '.
+    """
+    if isinstance(value, float) or (isinstance(value, str) and not _PLAIN_DECIMAL.fullmatch(value)):
+        raise ValueError(f"{option}: {_shown(value)} is not an integer as a command takes it; "
+                         f"allowed: {low}-{high}, a YAML integer or plain decimal digits")
+    return int_in_range(value, low, high, option)
 
 
 def port_number(value, option: str = "port") -> int:

@@ -22,6 +22,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (
+    _args,
     _counters,
     _ipoib,
     _limits,
@@ -124,6 +125,13 @@ TC_DEFAULTS = {"port": 1, "state": "present"}
 IPOIB_KEYS = tuple(_ipoib.ARGUMENT_SPEC)
 IPOIB_DEFAULTS = {"state": "present"}
 
+# What each module gives AnsibleModule through _args.module(): its argument spec, its rules, and the string
+# options that take a YAML number as its decimal text (every other string option refuses numbers and booleans).
+LINK_MODULE = (_rdma_tool.ARGUMENT_SPEC, _rdma_tool.ARGUMENT_RULES, ())  # rdma_link
+ROCE_MODULE = (_roce.ARGUMENT_SPEC, _roce.ARGUMENT_RULES, ())  # roce_mode
+TC_MODULE = (_tclass.ARGUMENT_SPEC, _tclass.ARGUMENT_RULES, ())  # tc_rule
+IPOIB_MODULE = (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES, ("pkey",))  # ipoib_connection
+
 FABRIC_TESTS = _fabric_check.TESTS
 # the ports perftest (ibv_rc_pingpong, ib_write_bw) listens on by default: iperf3 must not take them
 PERFTEST_PORT = 18515
@@ -181,16 +189,24 @@ def _known_keys(errors: _Errors, entry, path: str, keys: tuple) -> bool:
 def _module_entry(errors: _Errors, entry, path: str, module_spec: tuple, keys: tuple, defaults=None, fixed=None):
     """The options a role hands to a module for one entry, checked by the module's argument spec.
 
-    module_spec is (ARGUMENT_SPEC, ARGUMENT_RULES); keys are the entry's keys the role hands on,
-    defaults what the role puts in for a missing one (and for a key it never takes from the entry),
-    fixed what the role always sets. Returns the options as the module would see them, or None after an error.
+    module_spec is (ARGUMENT_SPEC, ARGUMENT_RULES, numbers), as the module gives them to _args.module();
+    keys are the entry's keys the role hands on, defaults what the role puts in for a missing one (and for
+    a key it never takes from the entry), fixed what the role always sets. The raw values go through the
+    module's own first check (_args.problem: a YAML number or boolean for a string option, a number
+    ansible-core cannot convert) before ansible-core's conversion, as in the module.
+    Returns the options as the module would see them, or None after an error.
     """
     if not _known_keys(errors, entry, path, keys):
         return None
     params = dict(defaults or {})
     params.update(entry)
     params.update(fixed or {})
-    spec, rules = module_spec
+    spec, rules, numbers = module_spec
+    raw = _args.problem(spec, params, numbers)
+    if raw:
+        named = raw.split(":", 1)[0].split(".", 1)[0].split("[", 1)[0] in spec
+        errors.add(f"{path}.{raw}" if named else f"{path}: {raw}")
+        return None
     result = ArgumentSpecValidator(spec, **rules).validate(params)
     if result.error_messages:
         first = result.errors.errors[0]
@@ -199,11 +215,13 @@ def _module_entry(errors: _Errors, entry, path: str, module_spec: tuple, keys: t
     return result.validated_parameters
 
 
-def _module_str(value):
-    """A number becomes text as a module's type=str option makes it; anything else stays as it is."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return value
+def _text(errors: _Errors, settings: dict, option: str):
+    """A string variable that a task hands on as it is: a YAML number or boolean stays one (the module refuses it)."""
+    found = _args.problem({option: {"type": "str"}}, {option: settings[option]})
+    if found:
+        errors.add(found)
+        return _INVALID
+    return settings[option]
 
 
 def _boolean(errors: _Errors, settings: dict, option: str):
@@ -243,7 +261,7 @@ def _soft_rdma(errors: _Errors, settings: dict) -> None:
     for index, name in _items(errors, settings["soft_rdma_kernel_modules"], "soft_rdma_kernel_modules"):
         errors.check(_validate.kernel_module_name, name, f"soft_rdma_kernel_modules[{index}]")
     names, carriers = {}, {}
-    links = _module_entries(errors, settings, "soft_rdma_links", (_rdma_tool.ARGUMENT_SPEC, _rdma_tool.ARGUMENT_RULES), LINK_KEYS,
+    links = _module_entries(errors, settings, "soft_rdma_links", LINK_MODULE, LINK_KEYS,
                             _link, dict(LINK_DEFAULTS, state="present"))
     for index, params in links:
         path = f"soft_rdma_links[{index}]"
@@ -252,7 +270,7 @@ def _soft_rdma(errors: _Errors, settings: dict) -> None:
                          f"{params['type']} link on {params['netdev']!r}", f"one {params['type']} link per netdev")
     _boolean(errors, settings, "soft_rdma_exclusive")
     ports = {}
-    roce = _module_entries(errors, settings, "soft_rdma_roce", (_roce.ARGUMENT_SPEC, _roce.ARGUMENT_RULES), ROCE_KEYS,
+    roce = _module_entries(errors, settings, "soft_rdma_roce", ROCE_MODULE, ROCE_KEYS,
                            _roce.validate_params, ROCE_DEFAULTS)
     for index, params in roce:
         _listed_once(errors, ports, (params["device"], int(params["port"])), index, f"soft_rdma_roce[{index}].port",
@@ -265,8 +283,10 @@ def _rdma_core(errors: _Errors, settings: dict) -> None:
     _boolean(errors, settings, "rdma_core_install_packages")
     for index, name in _items(errors, settings["rdma_core_extra_packages"], "rdma_core_extra_packages"):
         errors.check(_validate.package_name, name, f"rdma_core_extra_packages[{index}]")
-    errors.check(_limits.validate_group, _module_str(settings["rdma_core_group"]), "rdma_core_group")
-    errors.check(_limits.validate_domain, _module_str(settings["rdma_core_memlock_domain"]), "rdma_core_memlock_domain")
+    for option, validate in (("rdma_core_group", _limits.validate_group), ("rdma_core_memlock_domain", _limits.validate_domain)):
+        value = _text(errors, settings, option)
+        if value is not _INVALID:
+            errors.check(validate, value, option)
     value = settings["rdma_core_memlock_value"]
     errors.check(_limits.validate_value, value if isinstance(value, str) else str(value), "rdma_core_memlock_value")  # role: | string
     _boolean(errors, settings, "rdma_core_memlock_systemd")
@@ -276,7 +296,7 @@ def _rdma_core(errors: _Errors, settings: dict) -> None:
 
 def _ipoib_role(errors: _Errors, settings: dict) -> None:
     names = {}
-    connections = _module_entries(errors, settings, "ipoib_connections", (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES), IPOIB_KEYS,
+    connections = _module_entries(errors, settings, "ipoib_connections", IPOIB_MODULE, IPOIB_KEYS,
                                   _ipoib.desired_properties, IPOIB_DEFAULTS)
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"ipoib_connections[{index}].name", repr(params["name"]), "each connection once")
@@ -301,7 +321,7 @@ def _interface(errors: _Errors, entry, path: str, mode, persistent):
     if mode not in (_INVALID, ""):
         fixed["mode"] = mode
     params = _module_entry(errors, {key: entry[key] for key in ("device", "port") if key in entry}, path,
-                           (_roce.ARGUMENT_SPEC, _roce.ARGUMENT_RULES), ("device", "port"), {"port": 1}, fixed)
+                           ROCE_MODULE, ("device", "port"), {"port": 1}, fixed)
     if params is None:
         return None
     checked = errors.check(_roce.validate_params, params, prefix=path)
@@ -323,7 +343,7 @@ def _roce_qos(errors: _Errors, settings: dict) -> None:
         netdev, device, port = found
         if _listed_once(errors, netdevs, netdev, index, f"{path}.netdev", repr(netdev), "each netdev once") and device is not None:
             _listed_once(errors, ports, (device, port), index, f"{path}.device", f"port {port} of {device!r}", "each device and port once")
-    _module_entries(errors, settings, "roce_qos_tc_rules", (_tclass.ARGUMENT_SPEC, _tclass.ARGUMENT_RULES), TC_KEYS,
+    _module_entries(errors, settings, "roce_qos_tc_rules", TC_MODULE, TC_KEYS,
                     _tclass.module_params, TC_DEFAULTS)
     errors.check(_validate.safe_path, settings["roce_qos_dcb_dir"], "roce_qos_dcb_dir")
 
@@ -358,8 +378,9 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
         errors.add(f"fabric_check_tests: [] runs no traffic; allowed: one or more of {', '.join(FABRIC_TESTS)}")
     for index, test in tests:
         errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]")
-    timeout = errors.check(_validate.int_in_range, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
-    errors.check(_validate.int_in_range, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
+    # the counts, durations and the port go into argvs as they are given ("{{ fabric_check_timeout }}"): checked as that text
+    timeout = errors.check(_validate.verbatim_int, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
+    errors.check(_validate.verbatim_int, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
     _below_timeout(errors, settings, "fabric_check_write_bw_seconds", 1, timeout, "ib_write_bw")
     errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
     _boolean(errors, settings, "fabric_check_report_only")
@@ -370,7 +391,7 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
 
 def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeout, bounds: str) -> None:
     """A duration or count of low.. that must stay below fabric_check_timeout, which bounds the command it feeds."""
-    value = errors.check(_validate.int_in_range, settings[option], low, FABRIC_TIMEOUT_MAX, option)
+    value = errors.check(_validate.verbatim_int, settings[option], low, FABRIC_TIMEOUT_MAX, option)
     if timeout is not _INVALID and value is not _INVALID and value >= timeout:
         allowed = f"{low}-{timeout - 1}" if timeout > 1 else f"{'none' if low else '0'} while fabric_check_timeout is 1"
         errors.add(f"{option}: {value} is not below fabric_check_timeout ({timeout}), which bounds {bounds}; allowed: {allowed}")
@@ -379,7 +400,7 @@ def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeo
 def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
     """ping and iperf3 between the pair's addresses: both bounded by fabric_check_timeout."""
     bound = timeout if timeout is not _INVALID else None
-    count = errors.check(_validate.int_in_range, settings["fabric_check_ping_count"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_ping_count")
+    count = errors.check(_validate.verbatim_int, settings["fabric_check_ping_count"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_ping_count")
     # ping sends one request every 0.2 s and waits up to 2 s for the last reply
     if bound is not None and count is not _INVALID and count * 0.2 + 2 > bound:
         most = int(round((bound - 2) / 0.2, 6))
@@ -387,7 +408,7 @@ def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
         errors.add(f"fabric_check_ping_count: {count} packets (0.2 s apart, 2 s for the last reply) do not fit fabric_check_timeout "
                    f"({bound} s), which bounds ping; allowed: {allowed}")
     _below_timeout(errors, settings, "fabric_check_iperf3_seconds", 1, timeout, "iperf3")
-    port = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
+    port = errors.check(_validate.verbatim_int, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
     if port == PERFTEST_PORT:
         errors.add(f"fabric_check_iperf3_port: {port} is the port ibv_rc_pingpong and ib_write_bw listen on; "
                    "allowed: another port of 1-65535 (iperf3's own is 5201)")
@@ -430,7 +451,7 @@ def _fabric_check_ib(errors: _Errors, settings: dict) -> None:
         errors.add(f"fabric_check_ib_rate: {rate!r} is not a rate; allowed: 0 (the fastest Active port of the play) "
                    f"or a rate in Gb/s up to {IB_RATE_MAX}, as ibstat prints it (e.g. 100, 200)")
     names = {}
-    connections = _module_entries(errors, settings, "fabric_check_ib_ipoib", (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES), IPOIB_KEYS,
+    connections = _module_entries(errors, settings, "fabric_check_ib_ipoib", IPOIB_MODULE, IPOIB_KEYS,
                                   _ipoib.desired_properties, IPOIB_DEFAULTS)
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"fabric_check_ib_ipoib[{index}].name", repr(params["name"]), "each connection once")

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _rdma_tool, _roce, _tclass
+from ansible_collections.rdma.fabric.plugins.modules import ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_inputs
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -114,11 +115,11 @@ def test_lab_settings_pass():
     ("rdma_core", {"rdma_core_extra_packages": ["perftest", "-y"]}, [r"^rdma_core_extra_packages\[1\]: invalid package name '-y'"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0", "mtu": 70000}]}, [r"^ipoib_connections\[0\]\.mtu: 70000 is out of range; allowed: 0-65520$"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0", "state": "gone\nx"}]},
-     [r"^ipoib_connections\[0\]: value of state must be one of: present, absent, up, down, got: gone\\nx$"]),
+     [r"^ipoib_connections\[0\]: value of state must be one of: present, absent, up, down, got: 'gone\\nx'$"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0", "pkey": "0x8002"}]},
      [r"^ipoib_connections\[0\]: parameters are required together: parent, pkey$"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0", "ipv4": {"foo": 1}}]},
-     [r"^ipoib_connections\[0\]: unsupported parameters: ipv4\.foo\. Supported parameters include"]),
+     [r"^ipoib_connections\[0\]\.ipv4: unknown suboption 'foo'; allowed: addresses, dns, gateway, method$"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0", "ipv4": {"method": "manual", "addresses": "10.0.0.1/24,10.0.0.2/33"}}]},
      [r"^ipoib_connections\[0\]\.ipv4\.addresses: '10\.0\.0\.2/33' is not an IPv4 address/prefix$"]),
     ("ipoib", {"ipoib_connections": [{"name": "ib0"}, {"name": "ib0", "state": "absent"}]},
@@ -207,9 +208,76 @@ def test_entries_meet_the_modules_own_messages():
     assert _role_inputs.errors("roce_qos", settings) == [f"roce_qos_tc_rules[0].{err.value}"]
 
 
-def test_numbers_become_text_as_a_module_makes_them():
-    """type=str options take numbers: a link named 5 is the module's '5', not an error."""
-    assert _role_inputs.errors("soft_rdma", with_changes("soft_rdma", soft_rdma_links=[{"name": 5, "netdev": 7}])) == []
+# (role, list variable, module, a valid entry, what the role's task fills in): each string option of the module
+# gets a YAML number and a boolean in turn; the module itself (its main(), through the harness) refuses both,
+# and so must the role's input check, naming the entry's index and the option.
+MODULE_ENTRIES = [
+    ("soft_rdma", "soft_rdma_links", rdma_link, {"name": "rxe0", "type": "rxe", "netdev": "eth1"}, {"persistent": True, "state": "present"}),
+    ("soft_rdma", "soft_rdma_roce", roce_mode, {"device": "rxe0", "port": 1, "mode": "v2"}, {"persistent": True}),
+    ("roce_qos", "roce_qos_tc_rules", tc_rule, {"device": "mlx5_0", "port": 1, "dscp": 26,
+                                                "rules": [{"src_ip": "192.0.2.1", "dst_ip": "192.0.2.2", "dscp": 26}]}, {"state": "present"}),
+    ("ipoib", "ipoib_connections", ipoib_connection, {"name": "ib0", "ifname": "ib0", "transport_mode": "datagram",
+                                                      "ipv4": {"method": "manual", "addresses": ["192.0.2.1/24"], "gateway": "192.0.2.254"}},
+     {"state": "present"}),
+    ("fabric_check", "fabric_check_ib_ipoib", ipoib_connection, {"name": "ib0.8002", "parent": "ib0", "pkey": "0x8002"}, {"state": "present"}),
+]
+
+
+def _string_paths(spec: dict, entry: dict, prefix: str = "") -> list:
+    """(path, setter) for every string option of spec present in entry, nested dicts and list items too."""
+    found = []
+    for key, option in spec.items():
+        if key not in entry:
+            continue
+        kind = option.get("type", "str")
+        if kind == "str":
+            found.append((prefix + key, entry, key))
+        elif kind == "dict" and isinstance(entry[key], dict):
+            found.extend(_string_paths(option.get("options") or {}, entry[key], f"{prefix}{key}."))
+        elif kind == "list" and option.get("elements") == "dict":
+            for index, item in enumerate(entry[key]):
+                found.extend(_string_paths(option.get("options") or {}, item, f"{prefix}{key}[{index}]."))
+        elif kind == "list" and option.get("elements") == "str" and entry[key]:
+            found.append((f"{prefix}{key}[0]", entry[key], 0))
+    return found
+
+
+def _module_cases():
+    for role, variable, module, entry, filled in MODULE_ENTRIES:
+        for path, _parent, _key in _string_paths(dict(_MODULE_SPECS)[module.__name__], entry):
+            for value in (1000, True, 2.5):
+                if module is ipoib_connection and path == "pkey" and not isinstance(value, bool):
+                    continue  # the one string option that takes a number (as its decimal text), in the module and the role alike
+                yield pytest.param(role, variable, module, entry, filled, path, value, id=f"{variable}.{path}={value!r}")
+
+
+_MODULE_SPECS = [(rdma_link.__name__, _rdma_tool.ARGUMENT_SPEC), (roce_mode.__name__, _roce.ARGUMENT_SPEC),
+                 (tc_rule.__name__, _tclass.ARGUMENT_SPEC), (ipoib_connection.__name__, _ipoib.ARGUMENT_SPEC)]
+
+
+@pytest.mark.parametrize("role, variable, module, entry, filled, path, value", list(_module_cases()))
+def test_the_input_check_refuses_what_the_module_refuses(harness, role, variable, module, entry, filled, path, value):
+    """A YAML number or boolean for a module's string option: the module fails on it, so the role check must too."""
+    spec = dict(_MODULE_SPECS)[module.__name__]
+    bad = copy.deepcopy(entry)
+    for where, parent, key in _string_paths(spec, bad):
+        if where == path:
+            parent[key] = value
+    exited, result = harness.run(module, dict(filled, **bad), check_mode=True)
+    assert not exited, result
+    found = _role_inputs.errors(role, with_changes(role, **{variable: [entry, bad]}))
+    assert found == [f"{variable}[1].{result['msg']}"], (found, result["msg"])
+
+
+@pytest.mark.parametrize("option, value", [("rdma_core_memlock_domain", 1000), ("rdma_core_memlock_domain", True),
+                                           ("rdma_core_group", 1000), ("rdma_core_group", False), ("rdma_core_memlock_domain", 1.5)])
+def test_rdma_core_names_are_never_numbers(harness, option, value):
+    """memlock refuses a number for its domain; the role refuses it (and the group, which becomes '@group') first."""
+    if option == "rdma_core_memlock_domain":
+        exited, result = harness.run(memlock, {"domain": value, "value": "unlimited"}, check_mode=True)
+        assert not exited and result["msg"].startswith("domain: expected a string"), result
+    found = _role_inputs.errors("rdma_core", with_changes("rdma_core", **{option: value}))
+    assert found == [f"{option}: expected a string, got {'a boolean' if isinstance(value, bool) else 'a number'} {value!r} (quote it in YAML)"]
 
 
 def test_every_problem_is_reported():
