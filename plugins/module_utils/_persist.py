@@ -43,8 +43,8 @@ UNIT_TEMPLATE = "rdma-fabric-link@.service"
 # and has no escape for '"'; systemd expands '%' and '$' in units and allows only
 # letters, digits and ':-_.\@' in unit names (no '+'). Names that reach those files
 # use safe subsets: a link name becomes a unit instance name, a netdev does not.
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.@-]+$")
-_SAFE_NETDEV = re.compile(r"^[A-Za-z0-9_.@+-]+$")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.@-]+")  # fullmatch: "$" would take a final newline
+_SAFE_NETDEV = re.compile(r"[A-Za-z0-9_.@+-]+")
 SAFE_NAME_DESCRIPTION = "letters, digits and '_', '.', '@', '-'"
 SAFE_DESCRIPTION = "letters, digits and '_', '.', '@', '+', '-'"
 
@@ -72,10 +72,10 @@ def unit_instance(name: str) -> str:
 
 def check_persistable_names(name: str, netdev: str) -> None:
     """Raise ValueError when the link name or the netdev cannot be written into the rule, the config or the unit."""
-    if not _SAFE_NAME.match(name or ""):
+    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name):
         raise ValueError(f"name: {name!r} cannot be written into a udev rule and a systemd unit name; "
                          f"allowed with persistent=true: {SAFE_NAME_DESCRIPTION}")
-    if not _SAFE_NETDEV.match(netdev or ""):
+    if not isinstance(netdev, str) or not _SAFE_NETDEV.fullmatch(netdev):
         raise ValueError(f"netdev: {netdev!r} cannot be written into a udev rule; allowed with persistent=true: {SAFE_DESCRIPTION}")
 
 

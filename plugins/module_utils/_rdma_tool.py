@@ -103,7 +103,7 @@ def parse_link_show(text) -> list:
         port = entry.get("port")
         if port is None and "/" in name:
             name, _sep, port_text = name.rpartition("/")
-            port = int(port_text) if port_text.isdigit() else None
+            port = int(port_text) if port_text.isascii() and port_text.isdigit() else None
         elif "/" in name:
             name = name.rpartition("/")[0]
         if isinstance(port, bool) or (port is not None and not isinstance(port, int)):

@@ -43,7 +43,7 @@ UNIT_FILE = "/etc/systemd/system/rdma-fabric-roce@.service"
 UNIT_TEMPLATE = "rdma-fabric-roce@"
 
 # Unit instance names and udev %k must carry the device name unchanged.
-_PERSISTABLE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_PERSISTABLE = re.compile(r"[A-Za-z0-9_.:-]+")  # fullmatch: "$" would take a final newline
 
 
 # --- names ----------------------------------------------------------------
@@ -66,7 +66,7 @@ def mode_from_kernel(text) -> str:
 
 def parse_tos(text) -> int:
     """default_roce_tos reads back as a decimal number 0-255."""
-    if isinstance(text, str) and text.strip().isdigit():
+    if isinstance(text, str) and re.fullmatch(r"[0-9]+", text.strip()):  # ASCII: isdigit() takes "\u00b2"
         value = int(text.strip())
         if value <= 255:
             return value
@@ -85,7 +85,7 @@ def persistable_name(device: str, option: str = "persistent", what: str = "devic
 
     The roce_qos role names its interfaces in unit instances too (option, what and instead word its message).
     """
-    if not isinstance(device, str) or not _PERSISTABLE.match(device):
+    if not isinstance(device, str) or not _PERSISTABLE.fullmatch(device):
         raise ValueError(
             f"{option}: {what} {device!r} cannot be used in a systemd unit name; "
             f"allowed for persistence: letters, digits, '_', '.', ':', '-' (or set {instead})"

@@ -84,12 +84,12 @@ def _dst_len(text: str, where: str) -> int:
     return length
 
 
-_KSTRTOINT = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
+_KSTRTOINT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 def _kstrtoint(text: str):
     """The kernel's kstrtoint(s, 0): optional sign, 0x hex, leading-0 octal, decimal; None if invalid."""
-    match = _KSTRTOINT.match(text.strip())
+    match = _KSTRTOINT.fullmatch(text.strip())
     if not match:
         return None
     sign, body = match.groups()
@@ -287,7 +287,7 @@ def parse_rule_line(line: str) -> Rule:
         if not sep or name not in ("src_ip", "dst_ip", "src_ip6", "dst_ip6", "tclass") or name in fields:
             raise ValueError(f"traffic_class: unexpected field {part!r} in {line!r}")
         fields[name] = value
-    if "tclass" not in fields or not fields["tclass"].isdigit() or int(fields["tclass"]) > TCLASS_MAX:
+    if "tclass" not in fields or not re.fullmatch(r"[0-9]+", fields["tclass"]) or int(fields["tclass"]) > TCLASS_MAX:
         raise ValueError(f"traffic_class: no valid tclass in {line!r}")
     tclass = int(fields["tclass"])
     v4 = "src_ip" in fields or "dst_ip" in fields
@@ -319,7 +319,7 @@ def parse_traffic_class(text) -> Table:
             continue
         if line.startswith("Global tclass="):
             value = line[len("Global tclass="):]
-            if number != 0 or not value.isdigit() or int(value) > TCLASS_MAX:
+            if number != 0 or not re.fullmatch(r"[0-9]+", value) or int(value) > TCLASS_MAX:
                 raise ValueError(f"traffic_class: unexpected line {line!r}")
             global_tclass = int(value)
             continue
@@ -383,7 +383,7 @@ def ttl(value, option: str = "ttl") -> int:
 
 
 def parse_ttl(text) -> int:
-    if isinstance(text, str) and text.strip().isdigit() and int(text.strip()) <= TTL_MAX:
+    if isinstance(text, str) and re.fullmatch(r"[0-9]+", text.strip()) and int(text.strip()) <= TTL_MAX:
         return int(text.strip())
     raise ValueError(f"ttl: unexpected value {text!r}; expected a decimal number 0-255")
 

@@ -34,7 +34,7 @@ BEGIN = "# BEGIN rdma.fabric switch_qos: managed by Ansible, edits here are over
 END = "# END rdma.fabric switch_qos"
 DISABLED = "#rdma.fabric-disabled# "
 
-_OWNED = re.compile(r"^(?:traffic\.packet_priority_source_set|traffic\.cos_[0-7]\.priority_source\.dscp|pfc\..+|ecn_red\..+)$")
+_OWNED = re.compile(r"traffic\.packet_priority_source_set|traffic\.cos_[0-7]\.priority_source\.dscp|pfc\..+|ecn_red\..+")
 _KEY_VALUE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*(.*?)\s*$")
 
 # What NVUE's ``nv set qos roce`` configures by itself (Cumulus Linux 5.x documentation).
@@ -172,7 +172,7 @@ def _owned_key(line: str):
     if line.lstrip().startswith("#"):
         return None
     match = _KEY_VALUE.match(line)
-    if match and _OWNED.match(match.group(1)):
+    if match and _OWNED.fullmatch(match.group(1)):
         return match.group(1)
     return None
 
@@ -228,7 +228,7 @@ def parse_list(value: str) -> list:
     if not (text.startswith("[") and text.endswith("]")):
         raise ValueError(f"{value!r} is not a [list]")
     items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
-    return [int(item) if item.isdigit() else item for item in items]
+    return [int(item) if re.fullmatch(r"[0-9]+", item) else item for item in items]
 
 
 def conf_problems(conf: dict) -> list:

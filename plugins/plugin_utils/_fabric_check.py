@@ -344,7 +344,7 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
         for command in _loop(fabric.get("sminfo")):
             lid = command["item"]
             info, why = _parsed("sminfo", command)
-            answers[int(lid) if str(lid).isdigit() else lid] = (info, why)
+            answers[int(lid) if str(lid).isascii() and str(lid).isdigit() else lid] = (info, why)
         for record in (listed or {}).get("sms", []):
             info, why = answers.get(record["lid"], (None, "not queried"))
             row = {"lid": record["lid"], "guid": info["guid"] if info else None, "name": None, "priority": info["priority"] if info else None,

@@ -44,7 +44,7 @@ def port_rows(rdma_devices) -> list:
         ports = _mapping(info.get("ports"), f"rdma_devices[{device!r}].ports")
         for name in sorted(ports, key=lambda key: _gid.port_sort_key(str(key))):
             port = _mapping(ports[name], f"rdma_devices[{device!r}].ports[{name!r}]")
-            row = {"device": device, "port": int(name) if str(name).isdigit() else name,
+            row = {"device": device, "port": int(name) if str(name).isascii() and str(name).isdigit() else name,
                    "driver": info.get("driver"), "node_type": info.get("node_type")}
             for column in PORT_COLUMNS[4:]:
                 row[column] = port.get(column)

@@ -59,8 +59,8 @@ DEFAULTS = {
 }
 
 MODES = ("lossless", "lossy")
-_GROUP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-_PORT_ITEM = re.compile(r"^swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?(?:-swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?)?$")
+_GROUP_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # fullmatch: "$" would take a final newline
+_PORT_ITEM = re.compile(r"swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?(?:-swp([1-9][0-9]{0,3})(?:s([0-9]{1,2}))?)?")
 PORT_SET_ALLOWED = "comma-separated swpN, swpNsM or ascending ranges like swp1-swp4 or swp6s0-swp6s3"
 
 # The argument-spec type of each key whose default is None (an unset key is derived in normalize()).
@@ -147,7 +147,7 @@ def parse_port_set(value, path: str = f"{ROOT}.switch.ports") -> list:
     items = []
     for index, raw in enumerate(value.split(",")):
         item = raw.strip(" ")
-        match = _PORT_ITEM.match(item)
+        match = _PORT_ITEM.fullmatch(item)
         if not match or "\n" in raw or "\t" in raw:
             raise ValueError(f"{_path(path, index)}: {item!r} is not a port or port range; allowed: {PORT_SET_ALLOWED}")
         first_port, first_split, last_port, last_split = match.groups()
@@ -222,7 +222,7 @@ def normalize(intent, root: str = ROOT) -> dict:
         switch["ports"] = ",".join(parse_port_set(switch["ports"], _path(sw_path, "ports")))
     for key in ("pfc_group", "ecn_group"):
         name = switch[key]
-        if not isinstance(name, str) or not _GROUP_NAME.match(name):
+        if not isinstance(name, str) or not _GROUP_NAME.fullmatch(name):
             raise ValueError(f"{_path(sw_path, key)}: {name!r} is not a port group name; allowed: a letter, then up to 63 letters, digits, '_' or '-'")
     for key in ("port_buffer_bytes", "xoff_size", "xon_delta"):
         switch[key] = _validate.int_in_range(switch[key], 0, BYTES_MAX, _path(sw_path, key))

@@ -300,7 +300,27 @@ def _ipoib_role(errors: _Errors, settings: dict) -> None:
                                   _ipoib.desired_properties, IPOIB_DEFAULTS)
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"ipoib_connections[{index}].name", repr(params["name"]), "each connection once")
+    _one_profile_per_interface(errors, "ipoib_connections", connections, ("up",))
     _boolean(errors, settings, "ipoib_install_networkmanager")
+
+
+def _one_profile_per_interface(errors: _Errors, option: str, connections: list, states: tuple) -> None:
+    """NetworkManager keeps one active profile per interface: activating a second one takes the first down.
+
+    Two entries in one of states (the profiles that must be up) on one interface can never both hold,
+    and a role that applies them is never idempotent.
+    """
+    bound = {}
+    for index, params in connections:
+        if params["state"] not in states:
+            continue
+        interface = _ipoib.device_name(_ipoib.desired_properties(params))
+        if interface is None:
+            continue
+        other = bound.setdefault(interface, index)
+        if other != index:
+            errors.add(f"{option}[{index}]: profile {params['name']!r} and {option}[{other}] are both to be up on interface {interface!r}, "
+                       "where NetworkManager keeps one active profile; allowed: one such profile per interface")
 
 
 # --- roce_qos --------------------------------------------------------------------------------
@@ -343,9 +363,40 @@ def _roce_qos(errors: _Errors, settings: dict) -> None:
         netdev, device, port = found
         if _listed_once(errors, netdevs, netdev, index, f"{path}.netdev", repr(netdev), "each netdev once") and device is not None:
             _listed_once(errors, ports, (device, port), index, f"{path}.device", f"port {port} of {device!r}", "each device and port once")
-    _module_entries(errors, settings, "roce_qos_tc_rules", TC_MODULE, TC_KEYS,
-                    _tclass.module_params, TC_DEFAULTS)
+    tc_rules = _module_entries(errors, settings, "roce_qos_tc_rules", TC_MODULE, TC_KEYS, _tclass.module_params, TC_DEFAULTS)
+    _tc_rules_agree(errors, [(index, _tclass.module_params(params)) for index, params in tc_rules])
     errors.check(_validate.safe_path, settings["roce_qos_dcb_dir"], "roce_qos_dcb_dir")
+
+
+def _tc_rules_agree(errors: _Errors, entries: list) -> None:
+    """Entries of roce_qos_tc_rules for one device port must not undo each other.
+
+    A port has one global traffic class and one TTL, and a rule is one per address key (the driver
+    overwrites it): two entries that set them to different values, or an exclusive entry next to
+    another (it removes the other's rules), leave the port changed on every run.
+    """
+    by_port = {}
+    for index, checked in entries:
+        by_port.setdefault((checked["device"], checked["port"]), []).append((index, checked))
+    for (device, port), listed in by_port.items():
+        where = f"port {port} of {device!r}"
+        if len(listed) > 1 and any(checked["exclusive"] for _index, checked in listed):
+            errors.add(f"roce_qos_tc_rules[{listed[1][0]}]: a second entry for {where} (also roce_qos_tc_rules[{listed[0][0]}]) "
+                       "where one is exclusive, which removes the other's rules on every run; allowed: one entry per port with exclusive: true")
+            continue
+        seen = {}
+        for index, checked in listed:
+            values = {"global traffic class": checked["global_tclass"], "TTL": checked["ttl"]}
+            for rule in checked["rules"]:
+                shown = ",".join(f"{name}={value}" for name, value in (("src", rule.src), ("dst", rule.dst)) if value)
+                values[f"rule {shown}"] = "absent" if checked["state"] == "absent" else f"tclass {rule.tclass} (dst /{rule.dst_len})"
+            for label, value in values.items():
+                if value is None:
+                    continue
+                other, before = seen.setdefault(label, (index, value))
+                if other != index and before != value:
+                    errors.add(f"roce_qos_tc_rules[{index}]: sets the {label} of {where} to {value}, roce_qos_tc_rules[{other}] to {before}; "
+                               "the port holds one, so every run changes it; allowed: one value per port")
 
 
 # --- switch_qos ------------------------------------------------------------------------------
@@ -376,8 +427,10 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
     tests = _items(errors, settings["fabric_check_tests"], "fabric_check_tests")
     if isinstance(settings["fabric_check_tests"], list) and not tests:
         errors.add(f"fabric_check_tests: [] runs no traffic; allowed: one or more of {', '.join(FABRIC_TESTS)}")
+    listed = {}
     for index, test in tests:
-        errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]")
+        if errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]") is not _INVALID:
+            _listed_once(errors, listed, test, index, f"fabric_check_tests[{index}]", repr(test), "each test once")
     # the counts, durations and the port go into argvs as they are given ("{{ fabric_check_timeout }}"): checked as that text
     timeout = errors.check(_validate.verbatim_int, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
     errors.check(_validate.verbatim_int, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
@@ -455,6 +508,8 @@ def _fabric_check_ib(errors: _Errors, settings: dict) -> None:
                                   _ipoib.desired_properties, IPOIB_DEFAULTS)
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"fabric_check_ib_ipoib[{index}].name", repr(params["name"]), "each connection once")
+    # the check expects every entry but the absent ones up on its interface
+    _one_profile_per_interface(errors, "fabric_check_ib_ipoib", connections, ("present", "up", "down"))
     hosts = {}
     for index, host in _items(errors, settings["fabric_check_ib_sm_hosts"], "fabric_check_ib_sm_hosts"):
         path = f"fabric_check_ib_sm_hosts[{index}]"

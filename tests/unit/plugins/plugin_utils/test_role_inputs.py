@@ -11,9 +11,12 @@ from __future__ import annotations
 import copy
 import os
 import re
+import subprocess
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib, _rdma_tool, _roce, _tclass
 from ansible_collections.rdma.fabric.plugins.modules import ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
@@ -311,3 +314,118 @@ def test_caller_mistakes(role, settings, message):
                                             ("\x00", "\\x00")])
 def test_one_line(text, expected):
     assert _role_inputs.one_line(text) == expected
+
+
+# --- issue 33: contradictions the consumer would resolve silently, named with both indexes ----------------
+
+@pytest.mark.parametrize("rules, expected", [
+    ([{"device": "mlx5_0", "traffic_class": 3}, {"device": "mlx5_0", "dscp": 26}],
+     r"^roce_qos_tc_rules\[1\]: sets the global traffic class of port 1 of 'mlx5_0' to 104, roce_qos_tc_rules\[0\] to 3;"),
+    ([{"device": "mlx5_0", "ttl": 64}, {"device": "mlx5_0", "port": 1, "ttl": 32}],
+     r"^roce_qos_tc_rules\[1\]: sets the TTL of port 1 of 'mlx5_0' to 32, roce_qos_tc_rules\[0\] to 64;"),
+    ([{"device": "mlx5_0", "ttl": 64}, {"device": "mlx5_0", "exclusive": True}],
+     r"^roce_qos_tc_rules\[1\]: a second entry for port 1 of 'mlx5_0' \(also roce_qos_tc_rules\[0\]\) where one is exclusive"),
+    ([{"device": "mlx5_0", "rules": [{"dst_ip": "192.0.2.0/24", "tclass": 3}]},
+      {"device": "mlx5_0", "rules": [{"dst_ip": "192.0.2.0/25", "tclass": 3}]}],
+     r"^roce_qos_tc_rules\[1\]: sets the rule dst=192\.0\.2\.0 of port 1 of 'mlx5_0' to tclass 3 \(dst /25\), roce_qos_tc_rules\[0\] to tclass 3 \(dst /24\)"),
+    ([{"device": "mlx5_0", "rules": [{"src_ip": "192.0.2.1", "dst_ip": "192.0.2.2", "tclass": 3}]},
+      {"device": "mlx5_0", "state": "absent", "rules": [{"src_ip": "192.0.2.1", "dst_ip": "192.0.2.2"}]}],
+     r"^roce_qos_tc_rules\[1\]: sets the rule src=192\.0\.2\.1,dst=192\.0\.2\.2 of port 1 of 'mlx5_0' to absent, roce_qos_tc_rules\[0\] to tclass 3"),
+])
+def test_tc_rules_for_one_port_must_agree(rules, expected):
+    found = _role_inputs.errors("roce_qos", with_changes("roce_qos", roce_qos_tc_rules=rules))
+    assert len(found) == 1 and re.search(expected, found[0]), found
+
+
+@pytest.mark.parametrize("rules", [
+    [{"device": "mlx5_0", "traffic_class": 3}, {"device": "mlx5_0", "port": 2, "traffic_class": 5}],  # two ports
+    [{"device": "mlx5_0", "traffic_class": 3}, {"device": "mlx5_1", "traffic_class": 5}],  # two devices
+    [{"device": "mlx5_0", "dscp": 26}, {"device": "mlx5_0", "traffic_class": 104, "ttl": 64}],  # the same value twice
+    [{"device": "mlx5_0", "rules": [{"dst_ip": "192.0.2.1", "tclass": 3}]}, {"device": "mlx5_0", "rules": [{"dst_ip": "192.0.2.2", "tclass": 3}]}],
+    [{"device": "mlx5_0", "exclusive": True, "rules": [{"dst_ip": "192.0.2.1", "tclass": 3}]}, {"device": "mlx5_1", "exclusive": True}],
+])
+def test_tc_rules_that_agree_pass(rules):
+    assert _role_inputs.errors("roce_qos", with_changes("roce_qos", roce_qos_tc_rules=rules)) == []
+
+
+@pytest.mark.parametrize("role, option, connections, interface", [
+    ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib0", "state": "up"}], "ib0"),
+    ("ipoib", "ipoib_connections", [{"name": "a", "parent": "ib0", "pkey": "0x8002", "state": "up"},
+                                    {"name": "b", "ifname": "ib0.8002", "state": "up"}], "ib0.8002"),
+    ("fabric_check", "fabric_check_ib_ipoib", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "state": "up"}], "ib0"),
+])
+def test_two_profiles_up_on_one_interface_are_refused(role, option, connections, interface):
+    found = _role_inputs.errors(role, with_changes(role, **{option: connections}))
+    assert found == [f"{option}[1]: profile 'b' and {option}[0] are both to be up on interface {interface!r}, where NetworkManager keeps "
+                     "one active profile; allowed: one such profile per interface"]
+
+
+@pytest.mark.parametrize("role, option, connections", [
+    ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib0", "state": "down"}]),
+    ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib1", "state": "up"}]),
+    ("fabric_check", "fabric_check_ib_ipoib", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "state": "absent"}]),
+])
+def test_profiles_on_their_own_interfaces_pass(role, option, connections):
+    assert _role_inputs.errors(role, with_changes(role, **{option: connections})) == []
+
+
+def test_a_test_listed_twice_is_refused():
+    found = _role_inputs.errors("fabric_check", with_changes("fabric_check", fabric_check_tests=["ping", "rping", "ping"]))
+    assert found == ["fabric_check_tests[2]: 'ping' is listed twice (also fabric_check_tests[0]); allowed: each test once"]
+
+
+# --- issue 33: values checked in the form the task uses them --------------------------------------------
+
+FABRIC_COUNTS = ("fabric_check_timeout", "fabric_check_pingpong_iters", "fabric_check_write_bw_seconds", "fabric_check_ping_count",
+                 "fabric_check_iperf3_seconds", "fabric_check_iperf3_port", "fabric_check_ib_ping_count")
+
+
+@pytest.mark.parametrize("option", FABRIC_COUNTS)
+@pytest.mark.parametrize("text", ["3 ", " 3", "+3", "03", "3_0", "3.0", "\u0663", "\u00b2", "3\n", 3.0])
+def test_fabric_check_counts_are_checked_as_the_argv_gets_them(option, text):
+    """Each goes into an argv as it is given ("{{ fabric_check_timeout }}"): only plain decimal text or a YAML integer."""
+    found = _role_inputs.errors("fabric_check", with_changes("fabric_check", **{option: text}))
+    assert found and found[0].startswith(f"{option}: {text!r} is not an integer"), found
+
+
+@pytest.mark.parametrize("text", ["30 ", "\u0663", "3_0", "+5", "5.0"])
+def test_timeout_refuses_what_the_role_refuses(text):
+    """The consumer: coreutils timeout exits 125 on each text the role refuses for fabric_check_timeout."""
+    assert subprocess.run(["timeout", text, "true"], capture_output=True, check=False).returncode in (0, 125)
+    refused = _role_inputs.errors("fabric_check", with_changes("fabric_check", fabric_check_timeout=text))
+    assert refused[0].startswith("fabric_check_timeout:"), refused
+
+
+@given(st.one_of(st.integers(min_value=-5, max_value=200000), st.text(alphabet="0123456789 +-_.\u0663\u00b2\n", max_size=7)))
+@settings(max_examples=150, deadline=None)
+def test_every_timeout_the_role_takes_runs_timeout(value):
+    """Property: whatever fabric_check_timeout the role accepts, `timeout <value as the task renders it> true` runs (rc 0)."""
+    accepted = not [message for message in _role_inputs.errors("fabric_check", with_changes("fabric_check", fabric_check_timeout=value,
+                                                                                                fabric_check_ib_ping_count=0))
+                    if message.startswith("fabric_check_timeout")]
+    if accepted:
+        assert subprocess.run(["timeout", str(value), "true"], capture_output=True, check=False).returncode == 0, value
+
+
+# --- issue 33: a final newline and other scripts' digits -------------------------------------------------
+
+@pytest.mark.parametrize("key", ["pfc_group", "ecn_group"])
+def test_a_group_name_with_a_final_newline_is_refused(key):
+    """re.match's '$' matches before a final newline: the name would be written into traffic.conf as two lines."""
+    intent = {"switch": {key: "roce\n", "ports": "swp1"}}
+    found = _role_inputs.errors("switch_qos", with_changes("switch_qos", rdma_qos_intent=intent))
+    assert found == [f"rdma_qos_intent.switch.{key}: 'roce\\n' is not a port group name; allowed: a letter, then up to 63 letters, "
+                     "digits, '_' or '-'"]
+
+
+@pytest.mark.parametrize("role, changes, path", [
+    ("switch_qos", {"rdma_qos_intent": {"roce": {"priority": "\u00b2"}}}, "rdma_qos_intent.roce.priority"),
+    ("switch_qos", {"rdma_qos_intent": {"pfc": {"priorities": ["\u0663"]}}}, "rdma_qos_intent.pfc.priorities[0]"),
+    ("roce_qos", {"roce_qos_tc_rules": [{"device": "mlx5_0", "ttl": "\u00b2"}]}, "roce_qos_tc_rules[0]: argument 'ttl'"),
+    ("roce_qos", {"roce_qos_interfaces": [{"netdev": "eth1", "port": "\u0663"}]}, "roce_qos_interfaces[0].port"),
+    ("fabric_check", {"fabric_check_counter_threshold": "\u00b2"}, "fabric_check_counter_threshold"),
+    ("fabric_check", {"fabric_check_ib_error_thresholds": {"symbol_error": "\u0663"}}, "fabric_check_ib_error_thresholds.symbol_error"),
+])
+def test_digits_of_other_scripts_are_refused_naming_the_variable(role, changes, path):
+    found = _role_inputs.errors(role, with_changes(role, **changes))
+    assert len(found) == 1 and re.match(re.escape(path) + r"[: .]", found[0]), found
