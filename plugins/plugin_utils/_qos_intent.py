@@ -67,8 +67,8 @@ PORT_SET_ALLOWED = "comma-separated swpN, swpNsM or ascending ranges like swp1-s
 UNSET_TYPES = {
     ("roce", "traffic_class"): {"type": "int"},
     ("cnp", "traffic_class"): {"type": "int"},
-    ("pfc", "priorities"): {"type": "list", "elements": "int"},
-    ("ecn", "priorities"): {"type": "list", "elements": "int"},
+    ("pfc", "priorities"): {"type": "list", "elements": "raw"},
+    ("ecn", "priorities"): {"type": "list", "elements": "raw"},
     ("switch", "ports"): {"type": "str"},
 }
 

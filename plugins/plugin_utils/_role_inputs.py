@@ -300,19 +300,21 @@ def _ipoib_role(errors: _Errors, settings: dict) -> None:
                                   _ipoib.desired_properties, IPOIB_DEFAULTS)
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"ipoib_connections[{index}].name", repr(params["name"]), "each connection once")
-    _one_profile_per_interface(errors, "ipoib_connections", connections, ("up",))
+    # up: activated by the role; present: NetworkManager activates it itself unless autoconnect is false
+    _one_profile_per_interface(errors, "ipoib_connections", connections,
+                               lambda params: params["state"] == "up" or (params["state"] == "present" and params["autoconnect"] is not False))
     _boolean(errors, settings, "ipoib_install_networkmanager")
 
 
-def _one_profile_per_interface(errors: _Errors, option: str, connections: list, states: tuple) -> None:
+def _one_profile_per_interface(errors: _Errors, option: str, connections: list, up) -> None:
     """NetworkManager keeps one active profile per interface: activating a second one takes the first down.
 
-    Two entries in one of states (the profiles that must be up) on one interface can never both hold,
+    Two entries that must be up (up(params) is true) on one interface can never both hold,
     and a role that applies them is never idempotent.
     """
     bound = {}
     for index, params in connections:
-        if params["state"] not in states:
+        if not up(params):
             continue
         interface = _ipoib.device_name(_ipoib.desired_properties(params))
         if interface is None:
@@ -509,7 +511,7 @@ def _fabric_check_ib(errors: _Errors, settings: dict) -> None:
     for index, params in connections:
         _listed_once(errors, names, params["name"], index, f"fabric_check_ib_ipoib[{index}].name", repr(params["name"]), "each connection once")
     # the check expects every entry but the absent ones up on its interface
-    _one_profile_per_interface(errors, "fabric_check_ib_ipoib", connections, ("present", "up", "down"))
+    _one_profile_per_interface(errors, "fabric_check_ib_ipoib", connections, lambda params: params["state"] != "absent")
     hosts = {}
     for index, host in _items(errors, settings["fabric_check_ib_sm_hosts"], "fabric_check_ib_sm_hosts"):
         path = f"fabric_check_ib_sm_hosts[{index}]"

@@ -332,6 +332,29 @@ def _corpus() -> list:
     case("nfs_rdma", "nfs_rdma_mounts[0].server", "ipv6-zone-newline-injection", "fe80::1%x\nOptions=proto=tcp")
     case("nfs_rdma", "nfs_rdma_port", "zero", 0)
     case("nfs_rdma", "nfs_rdma_links[0]", "dotdot-path", "../x")
+    # issue 33: numbers and booleans where a module takes text, values checked as the task uses them, list items whose
+    # problem ansible-core's argument spec check would report without the index, contradictions across entries
+    case("soft_rdma", "soft_rdma_links[1].name", "number-for-text", 5)
+    case("soft_rdma", "soft_rdma_links[1].netdev", "bool-for-text", True)
+    case("soft_rdma", "soft_rdma_links[1]", "item-not-a-dict", "rxe1")
+    case("soft_rdma", "soft_rdma_roce[1].mode", "number-for-text", 2)
+    case("rdma_core", "rdma_core_memlock_domain", "number-for-text", 1000)
+    case("rdma_core", "rdma_core_group", "number-for-text", 1000)
+    case("ipoib", "ipoib_connections[1]", "item-not-a-dict", "ib1")
+    case("ipoib", "ipoib_connections[1].ifname", "number-for-text", 7)
+    case("ipoib", "ipoib_connections[2]", "second-profile-up-on-ib0",
+         {"name": "other", "ifname": "ib0"}, "ipoib_connections[2]")
+    case("roce_qos", "roce_qos_tc_rules[1]", "second-global-tclass",
+         {"device": "mlx5_0", "port": 1, "traffic_class": 3}, "roce_qos_tc_rules[1]")
+    case("roce_qos", "roce_qos_tc_rules[0].device", "number-for-text", 5)
+    case("roce_qos", "roce_qos_interfaces[1]", "item-not-a-dict", "eth2")
+    case("switch_qos", "rdma_qos_intent.switch.pfc_group", "final-newline", "roce\n")
+    case("switch_qos", "rdma_qos_intent.pfc.priorities", "arabic-indic-digit", ["\u0663"], "rdma_qos_intent.pfc.priorities[0]")
+    case("fabric_check", "fabric_check_timeout", "trailing-space", "30 ")
+    case("fabric_check", "fabric_check_ping_count", "superscript-digit", "\u00b2")
+    case("fabric_check", "fabric_check_ib_ipoib[1]", "item-not-a-dict", "ib0")
+    case("subnet_manager", "subnet_manager_partitions[0].mtu", "not-a-number", "x")
+    case("subnet_manager", "subnet_manager_partitions[0].members[1]", "item-not-a-dict", "0x0002c90300000001")
     return cases
 
 

@@ -124,14 +124,15 @@ def names(message: str, path: str, argspec: bool) -> bool:
 
     The input check names the path itself, or the entry's path and the option (what a module's argument spec
     says about an entry: 'ipoib_connections[0]: value of state must be ...'). Ansible's argument spec check
-    of the role names the variable and the option, without indexes.
+    of the role names the variable and the option, without indexes: the roles' specs leave list items to the
+    input check (elements: raw), so a path with an index must be named with its index whichever check failed.
     """
     if path in message:
         return True
     head, _dot, leaf = path.rpartition(".")
     leaf = re.sub(r"\[\d+\]$", "", leaf)
     if argspec:
-        return re.split(r"[.\[]", path)[0] in message and leaf in message
+        return "[" not in path and re.split(r"[.\[]", path)[0] in message and leaf in message
     return bool(head) and head in message and leaf in message
 
 

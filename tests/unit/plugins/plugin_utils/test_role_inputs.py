@@ -350,6 +350,7 @@ def test_tc_rules_that_agree_pass(rules):
 
 @pytest.mark.parametrize("role, option, connections, interface", [
     ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib0", "state": "up"}], "ib0"),
+    ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "state": "up"}], "ib0"),  # autoconnects
     ("ipoib", "ipoib_connections", [{"name": "a", "parent": "ib0", "pkey": "0x8002", "state": "up"},
                                     {"name": "b", "ifname": "ib0.8002", "state": "up"}], "ib0.8002"),
     ("fabric_check", "fabric_check_ib_ipoib", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "state": "up"}], "ib0"),
@@ -363,6 +364,7 @@ def test_two_profiles_up_on_one_interface_are_refused(role, option, connections,
 @pytest.mark.parametrize("role, option, connections", [
     ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib0", "state": "down"}]),
     ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0", "state": "up"}, {"name": "b", "ifname": "ib1", "state": "up"}]),
+    ("ipoib", "ipoib_connections", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "autoconnect": False}]),
     ("fabric_check", "fabric_check_ib_ipoib", [{"name": "a", "ifname": "ib0"}, {"name": "b", "ifname": "ib0", "state": "absent"}]),
 ])
 def test_profiles_on_their_own_interfaces_pass(role, option, connections):
