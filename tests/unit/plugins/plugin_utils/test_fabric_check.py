@@ -286,6 +286,24 @@ def test_counter_check_fails_a_saturated_error_counter_that_cannot_move(name, to
     assert got["rows"][0]["detail"] == f"counters/{name} saturated at {top}" and got["rows"][1]["ok"] is True
 
 
+PMA_ERROR_FILES = [name for name, _field, _width in __import__(
+    "ansible_collections.rdma.fabric.plugins.module_utils._counters", fromlist=["PMA_ERROR_FIELDS"]).PMA_ERROR_FIELDS if name]
+
+
+@given(st.dictionaries(st.sampled_from(PMA_ERROR_FILES), st.sampled_from(["top", "below", "zero"])))
+def test_counter_check_fails_exactly_the_saturated_error_counters(states):
+    """Unchanged readings (nothing moves): the gate fails once per error counter at its top, and only for those."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _counters  # pylint: disable=import-outside-toplevel
+
+    values = {name: {"top": _counters.saturation(_counters.PMA_WIDTHS[name]), "below": _counters.saturation(_counters.PMA_WIDTHS[name]) - 1,
+                     "zero": 0}[state] for name, state in states.items()}
+    got = _fabric_check.counter_check(["a", "b"], ends(pma_reading(**values), pma_reading(**values), pma_reading(), pma_reading()))
+    top = sorted(f"counters/{name}" for name, state in states.items() if state == "top")
+    assert sorted(got["rows"][0]["saturated"]) == top
+    assert len(got["failures"]) == len(top) and all(" saturated at " in line for line in got["failures"])
+    assert got["rows"][0]["ok"] == (not top)
+
+
 def test_counter_check_one_below_the_top_and_port_xmit_wait_are_no_saturation():
     got = _fabric_check.counter_check(["vm1", "vm2"], ends(pma_reading(link_downed=254, port_xmit_wait=2**32 - 1),
                                                            pma_reading(link_downed=254, port_xmit_wait=2**32 - 1), pma_reading(), pma_reading()))
