@@ -119,15 +119,42 @@ PMA_NAMES = {
     # unicast_/multicast_ xmit/rcv_packets (PortCountersExtended) are parts of the packet totals: not mapped.
 }
 
-# The fixed widths (bits) of PortCounters fields (PORT_PMA_ATTR's third argument). PMA counters saturate at
-# the top of their width instead of wrapping. port_xmit/rcv_data and _packets are 32 or 64 bits (extended
-# counters or not): not listed.
-PMA_WIDTHS = {
-    "symbol_error": 16, "link_error_recovery": 8, "link_downed": 8, "port_rcv_errors": 16,
-    "port_rcv_remote_physical_errors": 16, "port_rcv_switch_relay_errors": 16, "port_xmit_discards": 16,
-    "port_xmit_constraint_errors": 8, "port_rcv_constraint_errors": 8, "local_link_integrity_errors": 4,
-    "excessive_buffer_overrun_errors": 4, "VL15_dropped": 16, "port_xmit_wait": 32,
-}
+# The PMA PortCounters error fields (IBTA PortCounters, attribute 0x0012): the sysfs file name
+# (drivers/infiniband/core/sysfs.c, PORT_PMA_ATTR: name, counter, width, offset), the field name infiniband-diags
+# prints (libibmad fields.c, IB_PC_*_F: perfquery and ibqueryerrors) and the width in bits. A PortCounters field
+# stops at the top of its width (all ones) instead of wrapping: from then on it cannot move, so a check that
+# waits for it to move passes a failing port. The kernel reads these from PortCounters on every kernel (the
+# extended table pma_attrs_ext adds 64-bit data and packet counters only); perfquery -x and ibqueryerrors on a
+# port with IsAdditionalPortCountersExtendedSupported print 64-bit copies instead (libibmad IB_PC_EXT_ERR_*_F).
+# QP1Dropped (offset 160, 16 bits) is in PortCounters since IBA 1.3; the kernel has no file for it.
+PMA_ERROR_FIELDS = (
+    ("symbol_error", "SymbolErrorCounter", 16),
+    ("link_error_recovery", "LinkErrorRecoveryCounter", 8),
+    ("link_downed", "LinkDownedCounter", 8),
+    ("port_rcv_errors", "PortRcvErrors", 16),
+    ("port_rcv_remote_physical_errors", "PortRcvRemotePhysicalErrors", 16),
+    ("port_rcv_switch_relay_errors", "PortRcvSwitchRelayErrors", 16),
+    ("port_xmit_discards", "PortXmitDiscards", 16),
+    ("port_xmit_constraint_errors", "PortXmitConstraintErrors", 8),
+    ("port_rcv_constraint_errors", "PortRcvConstraintErrors", 8),
+    ("local_link_integrity_errors", "LocalLinkIntegrityErrors", 4),
+    ("excessive_buffer_overrun_errors", "ExcessiveBufferOverrunErrors", 4),
+    ("VL15_dropped", "VL15Dropped", 16),
+    (None, "QP1Dropped", 16),
+)
+
+# The fixed widths (bits) of the PortCounters fields the kernel exposes in counters/ (PORT_PMA_ATTR's third
+# argument): the error fields above and port_xmit_wait. port_xmit/rcv_data and _packets are 32 or 64 bits
+# (extended counters or not): not listed.
+PMA_WIDTHS = dict([(name, width) for name, _field, width in PMA_ERROR_FIELDS if name] + [("port_xmit_wait", 32)])
+# The same widths by the name infiniband-diags prints (PortCounters, not PortCountersExtended).
+PMA_FIELD_WIDTHS = {field: width for _name, field, width in PMA_ERROR_FIELDS}
+
+
+def saturation(width: int) -> int:
+    """The value a PortCounters field of width bits stops at (255 for 8 bits, 65535 for 16)."""
+    return (1 << width) - 1
+
 
 # hw_counters/ per driver family: name -> meaning (or (meaning, factor)). Names not listed stay in the raw
 # hw_counters facts only. Sources (kernel source files; their lists are also recorded in the unit tests):
@@ -384,7 +411,7 @@ def common_values(counters: dict, hw_counters: dict, family) -> tuple:
 def saturated(counters: dict) -> list:
     """The 'counters/<name>' entries at the top of their fixed PMA width."""
     return [f"counters/{name}" for name in sorted(counters or {})
-            if name in PMA_WIDTHS and counters[name] == (1 << PMA_WIDTHS[name]) - 1]
+            if name in PMA_WIDTHS and counters[name] == saturation(PMA_WIDTHS[name])]
 
 
 def port_counters(counters_raw, hw_raw, driver=None, common_only=False) -> dict:

@@ -19,8 +19,17 @@ RDMA_TESTS = TESTS[:3]
 
 _RPING_LINE = re.compile(r"^ping data: rdma-ping-\d+", re.M)
 _PINGPONG = re.compile(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter")
-# perftest: "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]" then the figures.
-_WRITE_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+# perftest (src/perftest_parameters.h RESULT_FMT / RESULT_FMT_G, REPORT_FMT / REPORT_FMT_EXT): the header
+# " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]", then one row of figures.
+# The unit: print_report_bw divides by format_factor, 0x100000 (2^20 bytes) by default and 125000000 (10^9 bits)
+# with --report_gbits, in every release since 2013 (22fc42c); the header says 'MB/sec' for 2^20 bytes up to 24.04
+# and 'MiB/sec' since 24.07 (1d202bb), 'Gb/sec' with --report_gbits. A --cpu_util run adds a CPU_Util column.
+_WRITE_BW_HEADER = re.compile(r"^\s*#bytes\s+#iterations\s+BW peak\[(\w+/sec)\]\s+BW average\[(\w+/sec)\]", re.M)
+_WRITE_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+)?\s*$", re.M)
+# bytes per second of one unit perftest prints
+PERFTEST_UNITS = {"MB/sec": 1 << 20, "MiB/sec": 1 << 20, "Gb/sec": 125000000}
+# the report's bandwidth unit: MB/s of 10^6 bytes per second (iperf3 and perftest alike)
+MB = 1000000
 # iputils ping's summary: "5 packets transmitted, 5 received, 0% packet loss, time 811ms" (", +N duplicates",
 # ", +N errors" may come between), then "rtt min/avg/max/mdev = 0.512/0.610/0.701/0.079 ms" when a reply came.
 _PING_SUMMARY = re.compile(r"^(\d+) packets transmitted, (\d+) received,.*?([\d.]+)% packet loss", re.M)
@@ -49,7 +58,8 @@ def _tail(text: str) -> str:
 
 
 def result(test: str, pair, rc, stdout: str, stderr: str) -> dict:
-    """Judge one client run: ok, latency in microseconds, bandwidth in MB/s, and a short detail."""
+    """Judge one client run: ok, latency in microseconds, bandwidth in MB/s (10^6 bytes per second, whatever unit the
+    tool printed), and a short detail."""
     if test not in TESTS:
         raise ValueError(f"test: {test!r} is not one of {', '.join(TESTS)}")
     out = stdout or ""
@@ -83,15 +93,32 @@ def result(test: str, pair, rc, stdout: str, stderr: str) -> dict:
     elif test == "iperf3":
         _iperf3_row(row, rc, out, stderr)
     else:
-        matches = _WRITE_BW.findall(out)
-        row["ok"] = rc == 0 and bool(matches)
-        if matches:
-            size, iters, _peak, average, _rate = matches[-1]
-            row["bandwidth_mb_s"] = float(average)
-            row["detail"] = f"{iters} x {size} B"
-        else:
-            row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
+        _write_bw_row(row, rc, out, stderr)
     return row
+
+
+def perftest_mb_s(average: str, unit: str) -> float:
+    """A perftest bandwidth figure in MB/s of 10^6 bytes ('20.31', 'MB/sec' -> 21.3: perftest's MB is 2^20 bytes)."""
+    if unit not in PERFTEST_UNITS:
+        raise ValueError(f"perftest unit {unit!r} is not one of {', '.join(PERFTEST_UNITS)}")
+    return round(float(average) * PERFTEST_UNITS[unit] / MB, 2)
+
+
+def _write_bw_row(row: dict, rc, out: str, stderr: str) -> None:
+    """ib_write_bw: ok when it exits 0 with its table; bandwidth = the average, converted from perftest's unit."""
+    header = _WRITE_BW_HEADER.search(out)
+    matches = _WRITE_BW.findall(out[header.end():]) if header else []
+    if header and header.group(2) not in PERFTEST_UNITS:
+        row["detail"] = f"perftest printed its bandwidth in {header.group(2)!r}, not one of {', '.join(PERFTEST_UNITS)}"
+        return
+    row["ok"] = rc == 0 and bool(matches)
+    if matches:
+        size, iters, _peak, average, _rate = matches[-1]
+        unit = header.group(2)
+        row["bandwidth_mb_s"] = perftest_mb_s(average, unit)
+        row["detail"] = f"{iters} x {size} B, {average} {unit} as perftest printed it"
+    else:
+        row["detail"] = _tail(stderr) or _tail(out) or f"rc={rc}"
 
 
 def _ping_row(row: dict, rc, out: str, stderr: str) -> None:
@@ -124,7 +151,7 @@ def _iperf3_row(row: dict, rc, out: str, stderr: str) -> None:
         row["detail"] = str(data.get("error") or _tail(stderr) or f"rc={rc}, no receiver total")[:160]
         return
     row["ok"] = rc == 0
-    row["bandwidth_mb_s"] = round(bits / 8e6, 2)
+    row["bandwidth_mb_s"] = round(bits / 8 / MB, 2)
     seconds = received.get("seconds")
     retransmits = sent.get("retransmits")
     row["detail"] = (f"{bits / 1e6:.0f} Mbit/s" + (f" over {seconds:.1f} s" if isinstance(seconds, (int, float)) else "")
@@ -135,7 +162,8 @@ def _iperf3_row(row: dict, rc, out: str, stderr: str) -> None:
 # The role reads each end's RDMA port counters (counter_facts, common names) before and after a pair's tests;
 # counter_check() turns the two readings into report rows and gate failures. An error meaning (see
 # module_utils/_counters.py, ERROR_MEANINGS) that moved by more than its threshold fails, naming host, port,
-# meaning and the driver's counter(s) behind it.
+# meaning and the driver's counter(s) behind it. So does a PMA error counter that stands at the top of its width
+# (counters/link_downed at 255): it stops there and can no longer move, so "nothing moved" would hide errors.
 
 def _port_reading(registered, device: str, port) -> tuple:
     """(port facts, None) from a registered counter_facts result, or (None, why)."""
@@ -156,8 +184,9 @@ def counter_check(pair, ends: list, options: dict = None) -> dict:
     pair: [client, server]; ends: [{host, role ('client' or 'server'), device, port, before, after}] with before/after
     registered counter_facts results; options: {threshold (int), thresholds ({error meaning: int})}.
     Returns {label, rows, failures}: a row per end {label, host, role, device, port, pma, packets_sent,
-    packets_received, errors ({meaning: delta} of the error meanings that moved), reset, ok, detail}; a failure per
-    error meaning above its threshold.
+    packets_received, errors ({meaning: delta} of the error meanings that moved), saturated ({'counters/<name>':
+    value} of the PMA error counters at the top of their width after the tests), reset, ok, detail}; a failure per
+    error meaning above its threshold and per saturated error counter, whatever the thresholds.
     """
     options = dict(options or {})
     default = int(options.get("threshold") or 0)
@@ -167,8 +196,8 @@ def counter_check(pair, ends: list, options: dict = None) -> dict:
     for end in ends:
         device, port = end.get("device"), end.get("port")
         row = {"label": label, "host": end.get("host"), "role": end.get("role"), "device": device, "port": port,
-               "pma": None, "packets_sent": None, "packets_received": None, "errors": {}, "reset": [], "ok": True,
-               "detail": ""}
+               "pma": None, "packets_sent": None, "packets_received": None, "errors": {}, "saturated": {}, "reset": [],
+               "ok": True, "detail": ""}
         rows.append(row)
         before, why_before = _port_reading(end.get("before"), device, port)
         after, why_after = _port_reading(end.get("after"), device, port)
@@ -192,10 +221,22 @@ def counter_check(pair, ends: list, options: dict = None) -> dict:
                 row["ok"] = False
                 behind = ", ".join(sources.get(meaning) or []) or "no source"
                 failures.append(f"{where}: {meaning} +{value} during {label} (threshold {limit}; {behind})")
+        for entry in moved["saturated"]:
+            name = entry.split("/", 1)[1]
+            meaning = _counters.PMA_NAMES.get(name, (None, 1))[0]
+            if meaning not in _counters.ERROR_MEANINGS:
+                continue
+            value = _counters.saturation(_counters.PMA_WIDTHS[name])
+            row["saturated"][entry] = value
+            row["ok"] = False
+            failures.append(f"{where}: {entry} ({meaning}) saturated at {value}, the top of its {_counters.PMA_WIDTHS[name]}-bit "
+                            f"PMA field: it can no longer count, so {label} cannot show its errors (clear it: perfquery -R)")
+        parts = [f"{meaning} +{value}" for meaning, value in row["errors"].items()]
+        parts += [f"{entry} saturated at {value}" for entry, value in row["saturated"].items()]
         if not common["delta"]:
             row["detail"] = "the port has no counters"
-        elif row["errors"]:
-            row["detail"] = ", ".join(f"{meaning} +{value}" for meaning, value in row["errors"].items())
+        elif parts:
+            row["detail"] = ", ".join(parts)
         else:
             row["detail"] = "no error counter moved"
     return {"label": label, "rows": rows, "failures": failures}
@@ -253,6 +294,20 @@ def _parsed(tool: str, command):
         return None, (_why(command) if command["rc"] else str(err))
 
 
+def _ibstat_why(command) -> str:
+    """Why a host's ibstat gave no ports: the tools or the driver are missing when it did not run or printed nothing
+    but an error; else its output is not what this check reads, and the message says what."""
+    if command is None:
+        return "ibstat did not run"
+    if command["rc"] not in (0, None) and not command["stdout"].strip():
+        return f"ibstat failed ({_why(command)}; are infiniband-diags installed and the IB driver loaded?)"
+    try:
+        _ib_diags.parse("ibstat", command["stdout"])
+    except ValueError as err:
+        return f"ibstat output not understood: {err}"
+    return f"ibstat failed ({_why(command)})"
+
+
 def _port_name(host: str, port: dict) -> str:
     return f"{host} port {port['ca']}/{port['port']} ({port['port_guid']})"
 
@@ -300,8 +355,7 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
     for host in hosts:
         name, ports = host["host"], ports_by_host[host["host"]]
         if ports is None:
-            failures.append(f"{name}: ibstat: {_parsed('ibstat', _command(host.get('ibstat')))[1]} "
-                            "(are infiniband-diags installed and the IB driver loaded?)")
+            failures.append(f"{name}: {_ibstat_why(_command(host.get('ibstat')))}")
             continue
         if not ports:
             failures.append(f"{name}: ibstat shows no InfiniBand port")
@@ -309,8 +363,12 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
             state = (port["state"], port["physical_state"])
             row = {"host": name, "ca": port["ca"], "port": port["port"], "guid": port["port_guid"], "lid": port["base_lid"],
                    "sm_lid": port["sm_lid"], "state": f"{port['state']}/{port['physical_state']}", "rate": port["rate"],
-                   "expected_rate": expected, "ok": True, "detail": ""}
-            if state != GOOD_STATE:
+                   "speed": port.get("speed"), "expected_rate": expected, "ok": True, "detail": ""}
+            unreadable = port.get("unreadable") or {}
+            if unreadable:
+                shown = ", ".join(f"{field} {value!r}" for field, value in unreadable.items())
+                row.update(ok=False, detail=f"ibstat printed {shown}, which this check cannot read")
+            elif state != GOOD_STATE:
                 row.update(ok=False, detail=f"{row['state']}, expected Active/LinkUp")
                 flagged[port["port_guid"]] = row["state"]
             elif expected is not None and port["rate"] is not None and port["rate"] < expected:
@@ -396,27 +454,34 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
                 failures.append(f"{host['host']} port {ca}/{number}: counters unreadable (perfquery {why})")
                 continue
             guid = ((command.get("item") or {}).get("port_guid"))
+            full = _ib_diags.saturated(values, _ib_diags.perfquery_extended(command["stdout"]))
             for counter in _ib_diags.ERROR_COUNTERS:
                 value, limit = values.get(counter, 0), _threshold(counter, options)
                 seen.add((guid, number, counter))
-                if value > limit:
+                if value > limit or counter in full:
                     counter_rows.append({"where": f"{host['host']} port {ca}/{number} ({guid})", "guid": guid, "port": number,
-                                         "counter": counter, "value": value, "threshold": limit})
+                                         "counter": counter, "value": value, "threshold": limit, "saturated": counter in full})
     errors = None
     if fabric.get("probe") is not None:
         errors, why = _parsed("ibqueryerrors", _command(fabric.get("ibqueryerrors")))
         if errors is None:
             failures.append(f"counters: ibqueryerrors from {fabric['probe']} did not finish ({why})")
     for port in (errors or {}).get("ports", []):
+        full = _ib_diags.saturated(port["counters"], port.get("extended"))
         for counter, value in port["counters"].items():
             limit = _threshold(counter, options)
-            if counter not in _ib_diags.ERROR_COUNTERS or (port["guid"], port["port"], counter) in seen or value <= limit:
+            if counter not in _ib_diags.ERROR_COUNTERS or (port["guid"], port["port"], counter) in seen or (value <= limit and counter not in full):
                 continue
             host = host_by_port.get(port["guid"], (None,))[0]
             counter_rows.append({"where": f"{host or port['node']} port {port['port']} ({port['guid']})", "guid": port["guid"],
-                                 "port": port["port"], "counter": counter, "value": value, "threshold": limit})
+                                 "port": port["port"], "counter": counter, "value": value, "threshold": limit, "saturated": counter in full})
     for row in counter_rows:
-        failures.append(f"{row['where']}: {row['counter']} {row['value']} is above the threshold {row['threshold']}")
+        if row["saturated"]:
+            failures.append(f"{row['where']}: {row['counter']} saturated at {row['value']}, the top of its "
+                            f"{_counters.PMA_FIELD_WIDTHS[row['counter']]}-bit PortCounters field: it can no longer count, so new "
+                            "errors would not show (clear it: perfquery -R)")
+        else:
+            failures.append(f"{row['where']}: {row['counter']} {row['value']} is above the threshold {row['threshold']}")
 
     # ibping, each host to the next
     for host in hosts:
@@ -449,7 +514,7 @@ def ib_result(hosts: list, fabric: dict, options: dict = None) -> dict:
                                     f"ibnetdiscover found from {fabric['probe']}")
     marks = dict(flagged)
     for row in counter_rows:
-        marks[(row["guid"], row["port"])] = f"{row['counter']} {row['value']}"
+        marks[(row["guid"], row["port"])] = f"{row['counter']} {row['value']}" + (" saturated" if row["saturated"] else "")
     names = dict(host_by_node)
     sms = {row["guid"]: f"SM {row['state']}, priority {row['priority']}" for row in sm_rows if row["guid"]}
     # the SMs for ib_agreement: None (not compared) when the fabric's SM list could not be read

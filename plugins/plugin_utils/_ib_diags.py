@@ -22,30 +22,23 @@ or ``ibqueryerrors`` cut off before its summary). GUIDs come back as ``0x`` and 
 digits (the diags print them without leading zeros: ``0x2c90300001001`` is
 ``0x0002c90300001001``), P_Keys as ``0x`` and 4 hex digits, LIDs and counters as ints,
 rates in Gb/s as numbers. The formats are those of infiniband-diags 44 (recorded from
-the simulator in tests/unit/plugins/plugin_utils/ib_diags/) and, for ibstat, of the
+the simulator in tests/unit/plugins/plugin_utils/ib_diags/), for ibstat also of the
 older output in Red Hat's RDMA guide (a ``Link layer: InfiniBand`` where the simulator
-prints ``IB``). Pure code: no I/O.
+prints ``IB``), and the forms rdma-core's source prints that the simulator cannot
+(``Rate: 40 (FDR10)``, ``Effective speed``, ibqueryerrors' PortCountersExtended form;
+see SOURCES.md there). A PortCounters error field stops at the top of its width:
+saturated() finds those. Pure code: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 
-# perfquery / ibqueryerrors counters that count errors (PortXmitWait counts congestion, the data counters traffic)
-ERROR_COUNTERS = (
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "LinkDownedCounter",
-    "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors",
-    "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",
-    "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",
-    "ExcessiveBufferOverrunErrors",
-    "VL15Dropped",
-)
+from ansible_collections.rdma.fabric.plugins.module_utils import _counters
+
+# perfquery / ibqueryerrors counters that count errors (PortXmitWait counts congestion, the data counters traffic),
+# in PortCounters order; their widths are _counters.PMA_FIELD_WIDTHS.
+ERROR_COUNTERS = tuple(field for _name, field, _width in _counters.PMA_ERROR_FIELDS)
 SM_STATES = {0: "NOTACTIVE", 1: "DISCOVERING", 2: "STANDBY", 3: "MASTER"}
 LINK_LAYERS = {"IB": "InfiniBand", "InfiniBand": "InfiniBand", "Ethernet": "Ethernet"}
 
@@ -77,20 +70,54 @@ def _fail(tool: str, text: str, what: str) -> ValueError:
 
 # --- ibstat ----------------------------------------------------------------------------------
 
-_IBSTAT_CA = re.compile(r"^CA:?\s+'([^']*)'\s*$")
+# ibstat.c ca_dump: "<node type> '<name>'", then "\t<node type> type: ..." (node_type_str: CA, Switch, Router,
+# iWARP RNIC, or ??? for a type it does not know)
+_IBSTAT_CA = re.compile(r"^(?:CA|Switch|Router|iWARP RNIC|\?\?\?):?\s+'([^']*)'\s*$")
+_IBSTAT_TYPE = re.compile(r"^(?:CA|Switch|Router|iWARP RNIC|\?\?\?) type$")
 _IBSTAT_PORT = re.compile(r"^Port (\d+):\s*$")
-_IBSTAT_FIELD = re.compile(r"^([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_IBSTAT_FIELD = re.compile(r"^([A-Za-z?][A-Za-z ?]*?):\s*(.*?)\s*$")
 _IBSTAT_CA_KEYS = {"CA type": "ca_type", "Number of ports": "ports", "Firmware version": "firmware", "Hardware version": "hardware",
                    "Node GUID": "node_guid", "System image GUID": "system_image_guid"}
-_IBSTAT_PORT_KEYS = {"State": "state", "Physical state": "physical_state", "Rate": "rate", "Base lid": "base_lid", "LMC": "lmc",
-                     "SM lid": "sm_lid", "Capability mask": "capability_mask", "Port GUID": "port_guid", "Link layer": "link_layer"}
+_IBSTAT_PORT_KEYS = {"State": "state", "Physical state": "physical_state", "Rate": "rate", "Effective speed": "effective_rate",
+                     "Base lid": "base_lid", "LMC": "lmc", "SM lid": "sm_lid", "Capability mask": "capability_mask",
+                     "Port GUID": "port_guid", "Link layer": "link_layer"}
+# ibstat's Rate (rdma-core infiniband-diags/ibstat.c, port_dump): libibumad reads the sysfs rate file with strtoul
+# ('40 Gb/sec (4X FDR10)' -> 40), and ibstat prints it '%d', '2.5' for 1X SDR (since 2017, d1567849e; before, '2'),
+# and '%d (FDR10)' when the sysfs rate names FDR10 (since 2011, 1344cb3fe). Since rdma-core 2026 (9a645e432, after
+# v64) it adds 'Effective speed: %g' when ibv_query_port_speed() answers (LAG and PCIe limits included).
+_IBSTAT_RATE = re.compile(r"(\d+(?:\.\d+)?)(?:\s+\((\w+)\))?")
+_IBSTAT_NUMBER = re.compile(r"\d+(?:\.\d*)?(?:e[+-]?\d+)?")
+
+
+def _ibstat_value(name: str, value: str):
+    """One ibstat port field as data; ValueError when the text is not that field's form."""
+    if name in ("base_lid", "lmc", "sm_lid"):
+        return int(value, 0)
+    if name == "rate":
+        match = _IBSTAT_RATE.fullmatch(value)
+        if not match:
+            raise ValueError(value)
+        return _number(match.group(1))
+    if name == "effective_rate":
+        if not _IBSTAT_NUMBER.fullmatch(value):
+            raise ValueError(value)
+        return _number(value)
+    if name == "port_guid":
+        return guid(value)
+    if name == "link_layer":
+        return LINK_LAYERS.get(value, value)
+    return value
 
 
 def ibstat(text: str) -> list:
-    """Every port of every CA: [{ca, port, state, physical_state, rate, base_lid, lmc, sm_lid, capability_mask,
-    port_guid, link_layer ('InfiniBand' or 'Ethernet'), node_guid, ca_type, firmware}], in the order printed.
+    """Every port of every CA: [{ca, port, state, physical_state, rate (Gb/s), speed ('FDR10' when ibstat names it,
+    else None), effective_rate (Gb/s, newer ibstat only, else None), base_lid, lmc, sm_lid, capability_mask,
+    port_guid, link_layer ('InfiniBand' or 'Ethernet'), node_guid, ca_type, firmware, unreadable}], in the order printed.
 
-    No output is no CA (what ibstat prints, with rc 0, on a host without RDMA devices): [].
+    A field whose value is not in the form ibstat prints is None, and unreadable names it with the text printed
+    ({'Rate': '40 (XDR)'}), so one odd field costs that field, not the host's other ports and fields. Text that is
+    not ibstat's output (no CA line) raises. No output is no CA (what ibstat prints, with rc 0, on a host without
+    RDMA devices): [].
     """
     if not (text or "").strip():
         return []
@@ -101,34 +128,38 @@ def ibstat(text: str) -> list:
             continue
         match = _IBSTAT_CA.match(line)
         if match:
-            ca, port = {"ca": match.group(1)}, None
+            ca, port = {"ca": match.group(1), "unreadable": {}}, None
             continue
         if ca is None:
             raise _fail("ibstat", text, f"{line[:80]!r} before any CA line")
         match = _IBSTAT_PORT.match(line)
         if match:
             port = dict({key: ca.get(key) for key in ("ca", "node_guid", "ca_type", "firmware")}, port=int(match.group(1)))
-            port.update({key: None for key in _IBSTAT_PORT_KEYS.values()})
+            port.update({key: None for key in _IBSTAT_PORT_KEYS.values()}, speed=None, unreadable=dict(ca["unreadable"]))
             ports.append(port)
             continue
         match = _IBSTAT_FIELD.match(line)
         if not match:
             raise _fail("ibstat", text, f"unreadable line {line[:80]!r}")
         key, value = match.groups()
+        if port is None and _IBSTAT_TYPE.match(key):
+            key = "CA type"
         if port is None and key in _IBSTAT_CA_KEYS:
-            ca[_IBSTAT_CA_KEYS[key]] = guid(value) if key.endswith("GUID") else value
+            try:
+                ca[_IBSTAT_CA_KEYS[key]] = guid(value) if key.endswith("GUID") else value
+            except ValueError:
+                ca[_IBSTAT_CA_KEYS[key]] = None
+                ca["unreadable"][key] = value
         elif port is not None and key in _IBSTAT_PORT_KEYS:
             name = _IBSTAT_PORT_KEYS[key]
-            if name in ("base_lid", "lmc", "sm_lid"):
-                port[name] = int(value, 0)
-            elif name == "rate":
-                port[name] = _number(value)
-            elif name == "port_guid":
-                port[name] = guid(value)
-            elif name == "link_layer":
-                port[name] = LINK_LAYERS.get(value, value)
-            else:
-                port[name] = value
+            try:
+                port[name] = _ibstat_value(name, value)
+            except ValueError:
+                port[name] = None
+                port["unreadable"][key] = value
+                continue
+            if name == "rate":
+                port["speed"] = _IBSTAT_RATE.fullmatch(value).group(2)
     return ports
 
 
@@ -183,6 +214,24 @@ def dotted(text: str) -> dict:
 def counters(text: str) -> dict:
     """perfquery's counters as ints: {name: value} (fields that are not decimal numbers are left out)."""
     return {name: int(value) for name, value in dotted(text)["fields"].items() if re.fullmatch(r"\d+", value)}
+
+
+def perfquery_extended(text: str) -> bool:
+    """True when perfquery printed PortCountersExtended ('# Port extended counters', perfquery -x: 64-bit fields),
+    False for PortCounters ('# Port counters', the fixed widths of _counters.PMA_FIELD_WIDTHS)."""
+    return dotted(text)["title"].startswith("Port extended counters")
+
+
+def saturated(values: dict, extended=False) -> dict:
+    """{name: value} of the PortCounters error fields in values that stand at the top of their width (they stop there:
+    LinkDownedCounter at 255, SymbolErrorCounter at 65535, LocalLinkIntegrityErrors at 15).
+
+    extended: True when every value came from PortCountersExtended (64 bits, never saturated in practice), or the
+    names that did (ibqueryerrors' 'extended' list of a port).
+    """
+    wide = set(values) if extended is True else set(extended or ())
+    return {name: value for name, value in values.items() if name in _counters.PMA_FIELD_WIDTHS and name not in wide
+            and value == _counters.saturation(_counters.PMA_FIELD_WIDTHS[name])}
 
 
 # --- saquery -s --------------------------------------------------------------------------------
@@ -307,7 +356,9 @@ def ibnetdiscover(text: str) -> dict:
             own_lid = re.match(r"lid (\d+) lmc \d+", comment)
             if own_lid:
                 current["port_lids"][port] = int(own_lid.group(1))
-            far = re.search(r'"(.*)"\s+lid (\d+)\s+(\S+)\s*$', comment)
+            # '# "desc" lid 4 4xFDR10': width 1x/4x/8x/12x/2x or '??', speed SDR..XDR, FDR10 or '???' (ibnetdiscover.c,
+            # dump_linkwidth_compat, dump_linkspeedext_compat); -f adds ' s=.. w=.. v=..', Xsigo ports ' slot N'
+            far = re.search(r'"(.*)"\s+lid (\d+)\s+(\S+)(?:\s+s=\d+ w=\d+ v=\d+)?(?:\s+slot \d+)?\s*$', comment)
             other = nodes.setdefault(remote, {"id": remote, "type": {"S": "switch", "H": "ca", "R": "router"}.get(remote[:1], "ca"),
                                               "guid": _node_guid(remote), "ports": None, "desc": None, "lid": None,
                                               "port_guids": {}, "port_lids": {}})
@@ -338,13 +389,17 @@ def ibnetdiscover(text: str) -> dict:
 
 _ERRORS_FOR = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+)\s+)?"(.*)"\s*$')
 _ERRORS_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):\s*(.*)$")
-_ERRORS_COUNTER = re.compile(r"\[(\w+) == (\d+)(?: \([^)]*\))?\]")
+# '[SymbolErrorCounter == 50]' from PortCounters; '[SymbolErrorCounter == 50 (50.000)]' from PortCountersExtended, on
+# ports with IsAdditionalPortCountersExtendedSupported (rdma-core ibqueryerrors.c, check_threshold), and for --data.
+_ERRORS_COUNTER = re.compile(r"\[(\w+) == (\d+)( \([^)]*\))?\]")
 _SUMMARY_NODES = re.compile(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found\s*$")
 _SUMMARY_PORTS = re.compile(r"^##\s+(\d+) ports checked, (\d+) ports have errors beyond threshold\s*$")
 
 
 def ibqueryerrors(text: str) -> dict:
-    """{ports: [{node, guid, port, counters: {name: value}}], summary: {nodes, bad_nodes, ports, bad_ports}}.
+    """{ports: [{node, guid, port, counters: {name: value}, extended: [names]}], summary: {nodes, bad_nodes, ports, bad_ports}}.
+
+    extended names the counters printed in the 64-bit form of PortCountersExtended ('[name == N (N.NNN)]').
 
     A switch's 'port ALL' line (the sum over its ports) is left out; --data's traffic counters are kept with the errors.
     Output without the '## Summary' lines (the scan did not finish) is refused.
@@ -361,11 +416,13 @@ def ibqueryerrors(text: str) -> dict:
         match = _ERRORS_PORT.match(line)
         if match:
             port_guid, port, rest = match.groups()
-            found = dict((name, int(value)) for name, value in _ERRORS_COUNTER.findall(rest))
+            entries = _ERRORS_COUNTER.findall(rest)
+            found = dict((name, int(value)) for name, value, _wide in entries)
             if not found and rest.strip():
                 raise _fail("ibqueryerrors", text, f"unreadable counters {rest[:80]!r}")
             if port != "ALL":
-                ports.append({"node": node, "guid": guid(port_guid), "port": int(port), "counters": found})
+                ports.append({"node": node, "guid": guid(port_guid), "port": int(port), "counters": found,
+                              "extended": [name for name, _value, wide in entries if wide]})
             continue
         match = _SUMMARY_NODES.match(line)
         if match:

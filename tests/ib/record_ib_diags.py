@@ -34,6 +34,21 @@ storage=0x0002, ipoib, mtu=5 : 0x0002c90300002001=full, 0x0002c90300003001=full,
 """
 
 
+# outputs ibsim cannot produce, written from the tools' source (kept by hand; the recorder does not touch them)
+BY_HAND = [
+    "Written from the tools' source, for forms the simulator cannot produce (umad2sim's sysfs rate never names FDR10,",
+    "and its PMA has no PortCountersExtended error counters):",
+    "",
+    "- ibstat.fdr10.txt: rdma-core infiniband-diags/ibstat.c port_dump (since 1344cb3fe, 2011): `Rate: %d (FDR10)` when the",
+    "  sysfs rate ends in `FDR10)` (the kernel's rate_show: `40 Gb/sec (4X FDR10)`), here on a ConnectX-3 (mlx4) port.",
+    "- ibstat.effective-speed.txt: rdma-core master after v64 (9a645e432, 2026): `Effective speed: %g` after the Rate",
+    "  when ibv_query_port_speed() answers; a 4X NDR port (kernel rate `400 Gb/sec (4X NDR)`).",
+    "- ibqueryerrors.extended.txt: rdma-core infiniband-diags/ibqueryerrors.c check_threshold: on a port with",
+    "  IsAdditionalPortCountersExtendedSupported each counter is the 64-bit PortCountersExtended field, printed",
+    "  `[%s == %\" PRIu64 \" (%5.3f%s)]` (conv_cnt_human_readable); LinkDownedCounter 255 there is no saturation.",
+]
+
+
 class Recorder:
     def __init__(self, outdir: str):
         self.outdir = outdir
@@ -65,7 +80,7 @@ class Recorder:
             lines.append(f"| {name} | `{command}` | {host} | {scenario} | {rc} | {stderr.replace('|', '/')[:200]} |")
         lines += ["", "ibstat.rhel-guide-mlx4.txt is not from the simulator: it is the `ibstat mlx4_1` output printed in Red Hat's",
                   "RDMA guide (chapter 7.1, step 3; real mlx4 hardware, an InfiniBand and an Ethernet port, an older infiniband-diags),",
-                  "kept by hand with the guide's indentation.", ""]
+                  "kept by hand with the guide's indentation.", "", *BY_HAND, ""]
         with open(os.path.join(self.outdir, "SOURCES.md"), "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines))
 
@@ -152,6 +167,41 @@ def two_switches(rec: Recorder, workdir: str) -> None:
         rec.record(fabric, "sminfo.priority-0.txt", "hca3", ["sminfo"], scenario)
 
 
+def saturated(rec: Recorder, workdir: str) -> None:
+    """PMA error counters at the top of their PortCounters width (ibsim clamps what the console sets to it)."""
+    conf = os.path.join(workdir, "opensm-sat.conf")
+    with open(conf, "w", encoding="utf-8") as handle:
+        handle.write("force_log_flush TRUE\n")
+    with ConsoleFabric(os.path.join(workdir, "d")) as fabric:
+        fabric.start_opensm("sm1", "hca1", conf)
+        fabric.wait_for_sm(guid=PORT_GUIDS["hca1"])
+        for node, port, field, value in SATURATED:
+            fabric.console(f'PerformanceSet "{node}"[{port}] PortCounters.{field}={value}', f"has been set to {value}")
+        scenario = "console: PerformanceSet " + ", ".join(f"{node}[{port}] {field}={value}" for node, port, field, value in SATURATED)
+        rec.record(fabric, "perfquery.saturated.txt", "hca3", ["perfquery", "-C", "ibsim0", "-P", "1"], scenario)
+        rec.record(fabric, "ibqueryerrors.saturated.txt", "hca2", ["ibqueryerrors"], scenario)
+
+
+# (node, port, field, the top of its width)
+SATURATED = (("hca3", 1, "LinkDownedCounter", 255), ("hca3", 1, "LocalLinkIntegrityErrors", 15), ("hca3", 1, "SymbolErrorCounter", 65535),
+             ("sw1", 2, "PortXmitDiscards", 65535), ("sw1", 2, "ExcessiveBufferOverrunErrors", 15))
+
+
+def speeds(rec: Recorder, workdir: str) -> None:
+    """Links of several widths and speeds (tests/ib/net.speeds): 4xSDR, 1xSDR, 4xFDR10 (up as 4xQDR), 4xFDR, 4xEDR."""
+    conf = os.path.join(workdir, "opensm-speeds.conf")
+    with open(conf, "w", encoding="utf-8") as handle:
+        handle.write("force_log_flush TRUE\n")
+    with ConsoleFabric(os.path.join(workdir, "e"), os.path.join(HERE, "net.speeds")) as fabric:
+        fabric.start_opensm("sm1", "hca1", conf)
+        fabric.wait_for_sm(guid=PORT_GUIDS["hca1"])
+        fabric.wait_for("hca5", ["ibstat"], "Rate: 104")
+        scenario = "net.speeds: OpenSM on hca1"
+        rec.record(fabric, "ibstat.1x-sdr.txt", "hca2", ["ibstat"], scenario)
+        rec.record(fabric, "ibstat.4x-fdr.txt", "hca4", ["ibstat"], scenario)
+        rec.record(fabric, "ibnetdiscover.speeds.txt", "hca1", ["ibnetdiscover"], scenario)
+
+
 def main() -> None:
     missing = ibsim_fabric.missing_tools()
     if missing:
@@ -161,6 +211,8 @@ def main() -> None:
         healthy_and_faults(rec, workdir)
         ibping(rec, workdir)
         two_switches(rec, workdir)
+        saturated(rec, workdir)
+        speeds(rec, workdir)
     rec.sources()
 
 

@@ -211,3 +211,30 @@ def test_link_down_missing_pkeys_and_counters_fail_naming_port_pkey_and_counter(
     assert "node4 HCA-1" not in mermaid and len(re.findall(r"^  n0 ---", mermaid, re.M)) == 4
     red = [edge for index, edge in enumerate(re.findall(r"^  n0 ---.*$", mermaid, re.M)) if f"  linkStyle {index} stroke:#cc0000" in mermaid]
     assert red == ['  n0 ---|"3 ↔ 1 · 4xSDR · ⚠ SymbolErrorCounter 50"| n3'], mermaid
+
+
+def test_saturated_error_counters_fail_whatever_the_threshold(tmp_path, sm_files):
+    """A PortCounters error field at the top of its width stops there: hca3's LinkDownedCounter at 255 (8 bits) and the
+    switch's PortXmitDiscards at 65535 (16 bits) on port 2, set through ibsim's console, with thresholds above those
+    tops, so only saturation can fail them. The role names host, port, counter and 'saturated at N' (perfquery on hca3,
+    ibqueryerrors for the switch); hca2's SymbolErrorCounter at 65534, one below its top and under its threshold, passes."""
+    fabric = start(tmp_path, sm_files, "hca1")
+    try:
+        fabric.console('PerformanceSet "hca3"[1] PortCounters.LinkDownedCounter=255', "has been set to 255")
+        fabric.console('PerformanceSet "sw1"[2] PortCounters.PortXmitDiscards=65535', "has been set to 65535")
+        fabric.console('PerformanceSet "hca2"[1] PortCounters.SymbolErrorCounter=65534', "has been set to 65534")
+        rc, output, recap, report, data = check(fabric, str(tmp_path), sm_files, "saturated", "hca1", fabric_check_ib_ping_count=0,
+                                                fabric_check_ib_error_thresholds={"LinkDownedCounter": 1000, "PortXmitDiscards": 100000,
+                                                                                  "SymbolErrorCounter": 100000})
+    finally:
+        fabric.close()
+    assert rc != 0 and recap["hca1"][2] == 1, output[-6000:]
+    failures = data["ib"]["failures"]
+    assert failures == [
+        f"hca3 port ibsim0/1 ({PORT_GUIDS['hca3']}): LinkDownedCounter saturated at 255, the top of its 8-bit PortCounters field: "
+        "it can no longer count, so new errors would not show (clear it: perfquery -R)",
+        "rdma-fabric-sw1 port 2 (0x0002c90300000100): PortXmitDiscards saturated at 65535, the top of its 16-bit PortCounters field: "
+        "it can no longer count, so new errors would not show (clear it: perfquery -R)",
+    ], failures
+    assert "| LinkDownedCounter | 255 (saturated: it no longer counts) | 1000 |" in report, report
+    assert "**IB checks FAILED**: 2 problem(s)." in report

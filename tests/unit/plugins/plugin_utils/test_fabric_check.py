@@ -73,7 +73,7 @@ def test_ring_puts_every_host_once_on_each_side(hosts):
         ("ibv_rc_pingpong", 0, PINGPONG_OUT, "", True, 1650.88, None, "1000 round trips"),
         ("ibv_rc_pingpong", 1, "", "Failed to modify QP to RTR\n", False, None, None, "Failed to modify QP to RTR"),
         ("ibv_rc_pingpong", 124, "", "", False, None, None, "rc=124"),
-        ("ib_write_bw", 0, WRITE_BW_OUT, "", True, None, 20.31, "640 x 65536 B"),
+        ("ib_write_bw", 0, WRITE_BW_OUT, "", True, None, 21.3, "640 x 65536 B, 20.31 MB/sec as perftest printed it"),
         ("ib_write_bw", 1, "Couldn't connect to 169.254.77.2:18515\n", "", False, None, None, "Couldn't connect to 169.254.77.2:18515"),
         ("ib_write_bw", None, "", "", False, None, None, "skipped"),
     ],
@@ -119,6 +119,49 @@ def test_result_of_the_ip_tests(test, rc, name, err, ok, latency, bandwidth, det
     out = output(name) if name.endswith((".txt", ".json")) else name
     row = _fabric_check.result(test, ["vm1", "vm2"], rc, out, err)
     assert (row["ok"], row["latency_us"], row["bandwidth_mb_s"], row["detail"]) == (ok, latency, bandwidth, detail)
+
+
+# perftest's table in each version's layout (fabric_outputs/SOURCES.md): its MB and MiB are 2^20 bytes, its Gb 10^9 bits;
+# the report's bandwidth is MB/s of 10^6 bytes, as iperf3's: average x 2^20 / 10^6, or x 10^9 / 8 / 10^6.
+WRITE_BW_VERSIONS = [
+    ("ib_write_bw.perftest-4.5.txt", 20.31 * 1.048576, "640 x 65536 B, 20.31 MB/sec as perftest printed it"),
+    ("ib_write_bw.perftest-23.10.txt", 11421.62 * 1.048576, "1096512 x 65536 B, 11421.62 MB/sec as perftest printed it"),
+    ("ib_write_bw.perftest-24.07.txt", 22773.61 * 1.048576, "2186240 x 65536 B, 22773.61 MiB/sec as perftest printed it"),
+    ("ib_write_bw.perftest-25.04.report-gbits.txt", 191.03 * 125, "2186240 x 65536 B, 191.03 Gb/sec as perftest printed it"),
+    ("ib_write_bw.perftest-24.07.report-gbits-slow.txt", 0.085162 * 125, "640 x 65536 B, 0.085162 Gb/sec as perftest printed it"),
+]
+
+
+@pytest.mark.parametrize("name, mb_s, detail", WRITE_BW_VERSIONS, ids=[case[0] for case in WRITE_BW_VERSIONS])
+def test_write_bw_in_the_reports_unit_whatever_perftest_printed(name, mb_s, detail):
+    row = _fabric_check.result("ib_write_bw", ["vm1", "vm2"], 0, output(name), "")
+    assert row["ok"] and row["detail"] == detail
+    assert row["bandwidth_mb_s"] == round(mb_s, 2)
+
+
+def test_write_bw_and_iperf3_share_one_unit():
+    """The same rate printed by perftest (MiB/s, Gb/s) and iperf3 (bits/s) lands on the same MB/s figure."""
+    bytes_per_s = 2500 * 1048576  # 2500 MiB/s
+    mib = _fabric_check.perftest_mb_s(f"{bytes_per_s / 1048576:.2f}", "MiB/sec")
+    gbit = _fabric_check.perftest_mb_s(f"{bytes_per_s * 8 / 1e9:.6f}", "Gb/sec")
+    iperf = {"end": {"sum_received": {"bits_per_second": bytes_per_s * 8.0, "seconds": 2.0}, "sum_sent": {}}}
+    row = _fabric_check.result("iperf3", ["a", "b"], 0, __import__("json").dumps(iperf), "")
+    assert mib == gbit == row["bandwidth_mb_s"] == 2621.44
+
+
+def test_write_bw_with_a_unit_it_does_not_know_is_refused():
+    out = output("ib_write_bw.perftest-24.07.txt").replace("MiB/sec", "GiB/sec")
+    row = _fabric_check.result("ib_write_bw", ["vm1", "vm2"], 0, out, "")
+    assert not row["ok"] and row["bandwidth_mb_s"] is None and "'GiB/sec'" in row["detail"]
+    with pytest.raises(ValueError, match="perftest unit 'KB/sec'"):
+        _fabric_check.perftest_mb_s("1", "KB/sec")
+
+
+@given(st.floats(0, 1e6, allow_nan=False), st.sampled_from(["MB/sec", "MiB/sec", "Gb/sec"]))
+def test_write_bw_conversion_is_exact(value, unit):
+    text = f"{value:.2f}"
+    factor = 1048576 if unit != "Gb/sec" else 125000000
+    assert _fabric_check.perftest_mb_s(text, unit) == round(float(text) * factor / 1e6, 2)
 
 
 def test_ping_summary_with_errors_and_duplicates():
@@ -217,6 +260,56 @@ def test_counter_check_port_without_counters_is_no_failure():
     assert got["failures"] == [] and got["rows"][0]["detail"] == "the port has no counters"
 
 
+def pma_reading(**counters):
+    """A registered counter_facts result (common_only) of one mlx5 IB port with these PMA counters/ values."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _counters  # pylint: disable=import-outside-toplevel
+
+    raw = {name: "0\n" for name in _counters.PMA_NAMES}
+    raw.update({name: f"{value}\n" for name, value in counters.items()})
+    facts = _counters.port_counters(raw, None, "mlx5_core", common_only=True)
+    return {"changed": False, "ansible_facts": {"rdma_counters": {"rxe0": {"1": facts}}}}
+
+
+@pytest.mark.parametrize("name, top, meaning", [
+    ("link_downed", 255, "link_downed"), ("port_xmit_discards", 65535, "transmit_discards"), ("symbol_error", 65535, "symbol_errors"),
+    ("local_link_integrity_errors", 15, "local_link_integrity_errors"), ("excessive_buffer_overrun_errors", 15, "buffer_overrun_errors"),
+    ("VL15_dropped", 65535, "vl15_dropped"), ("link_error_recovery", 255, "link_error_recovery"),
+    ("port_rcv_constraint_errors", 255, "constraint_errors")])
+def test_counter_check_fails_a_saturated_error_counter_that_cannot_move(name, top, meaning):
+    """The issue's case: the counter stood at its top before and after, nothing 'moved', and the host is failing."""
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(pma_reading(**{name: top}), pma_reading(**{name: top}), pma_reading(), pma_reading()),
+                                      {"threshold": 10**9})
+    assert got["rows"][0]["errors"] == {} and got["rows"][0]["ok"] is False
+    assert got["rows"][0]["saturated"] == {f"counters/{name}": top}
+    assert got["failures"] == [f"vm1 rxe0/1: counters/{name} ({meaning}) saturated at {top}, the top of its {top.bit_length()}-bit PMA "
+                               "field: it can no longer count, so vm1 -> vm2 cannot show its errors (clear it: perfquery -R)"]
+    assert got["rows"][0]["detail"] == f"counters/{name} saturated at {top}" and got["rows"][1]["ok"] is True
+
+
+PMA_ERROR_FILES = [name for name, _field, _width in __import__(
+    "ansible_collections.rdma.fabric.plugins.module_utils._counters", fromlist=["PMA_ERROR_FIELDS"]).PMA_ERROR_FIELDS if name]
+
+
+@given(st.dictionaries(st.sampled_from(PMA_ERROR_FILES), st.sampled_from(["top", "below", "zero"])))
+def test_counter_check_fails_exactly_the_saturated_error_counters(states):
+    """Unchanged readings (nothing moves): the gate fails once per error counter at its top, and only for those."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _counters  # pylint: disable=import-outside-toplevel
+
+    values = {name: {"top": _counters.saturation(_counters.PMA_WIDTHS[name]), "below": _counters.saturation(_counters.PMA_WIDTHS[name]) - 1,
+                     "zero": 0}[state] for name, state in states.items()}
+    got = _fabric_check.counter_check(["a", "b"], ends(pma_reading(**values), pma_reading(**values), pma_reading(), pma_reading()))
+    top = sorted(f"counters/{name}" for name, state in states.items() if state == "top")
+    assert sorted(got["rows"][0]["saturated"]) == top
+    assert len(got["failures"]) == len(top) and all(" saturated at " in line for line in got["failures"])
+    assert got["rows"][0]["ok"] == (not top)
+
+
+def test_counter_check_one_below_the_top_and_port_xmit_wait_are_no_saturation():
+    got = _fabric_check.counter_check(["vm1", "vm2"], ends(pma_reading(link_downed=254, port_xmit_wait=2**32 - 1),
+                                                           pma_reading(link_downed=254, port_xmit_wait=2**32 - 1), pma_reading(), pma_reading()))
+    assert got["failures"] == [] and got["rows"][0]["saturated"] == {} and got["rows"][0]["detail"] == "no error counter moved"
+
+
 @given(st.dictionaries(st.sampled_from(["completer_retry_err", "out_of_seq_request", "rcvd_seq_err", "sent_pkts", "send_err"]),
                        st.integers(0, 2**40)),
        st.dictionaries(st.sampled_from(["completer_retry_err", "out_of_seq_request", "rcvd_seq_err", "sent_pkts", "send_err"]),
@@ -274,7 +367,25 @@ IB_CASES = [
      [f"hca4 port ibsim0/1 ({GUID[4]}): Down/Polling, expected Active/LinkUp"]),
     ("rate below the one asked for", [ib_host(3)], {}, {"rate": 100}, [f"hca3 port ibsim0/1 ({GUID[3]}): rate 10 Gb/s, expected 100"]),
     ("ibstat missing", [dict(ib_host(3), ibstat={"rc": 127, "stdout": "", "stderr": "timeout: failed to run command 'ibstat': No such file"})],
-     {}, {}, ["hca3: ibstat: rc 127: timeout: failed to run command 'ibstat'"]),
+     {}, {}, ["hca3: ibstat failed (rc 127: timeout: failed to run command 'ibstat': No such file; are infiniband-diags installed"]),
+    # an output it cannot read is named as such, not blamed on missing tools
+    ("ibstat output not ibstat's", [dict(ib_host(3), ibstat={"rc": 0, "stdout": "Port 1:\n\tState: Active\n", "stderr": ""})], {}, {},
+     ["hca3: ibstat output not understood: ibstat: 'Port 1:' before any CA line"]),
+    ("ibstat field it cannot read", [dict(ib_host(3), ibstat=dict(ran("ibstat.active.txt"),
+                                                                    stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 10 Gb")))],
+     {}, {}, [f"hca3 port ibsim0/1 ({GUID[3]}): ibstat printed Rate '10 Gb', which this check cannot read"]),
+    ("FDR10 port at its rate", [dict(ib_host(3), ibstat=dict(ran("ibstat.active.txt"),
+                                                               stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 40 (FDR10)")))],
+     {}, {"rate": 40}, []),
+    ("saturated counters fail whatever the threshold", [ib_host(3, perfquery="perfquery.saturated.txt")],
+     {"ibqueryerrors": ran("ibqueryerrors.saturated.txt", 1)}, {"error_threshold": 100000},
+     [f"hca3 port ibsim0/1 ({GUID[3]}): SymbolErrorCounter saturated at 65535, the top of its 16-bit PortCounters field",
+      f"hca3 port ibsim0/1 ({GUID[3]}): LinkDownedCounter saturated at 255, the top of its 8-bit PortCounters field",
+      f"hca3 port ibsim0/1 ({GUID[3]}): LocalLinkIntegrityErrors saturated at 15, the top of its 4-bit PortCounters field",
+      "rdma-fabric-sw1 port 2 (0x0002c90300000100): PortXmitDiscards saturated at 65535, the top of its 16-bit",
+      "rdma-fabric-sw1 port 2 (0x0002c90300000100): ExcessiveBufferOverrunErrors saturated at 15, the top of its 4-bit"]),
+    ("64-bit extended counters at 255 are no saturation", [ib_host(3)], {"ibqueryerrors": ran("ibqueryerrors.extended.txt", 1)},
+     {"error_threshold": 100000}, []),
     ("no SM answers", [ib_host(3, sminfo="sminfo.unreachable.txt")], {}, {},
      ["hca3 port ibsim0/1: no SM answers (sminfo rc 255: sminfo: iberror: failed: query)"]),
     ("the port's SM is a standby", [ib_host(3, sminfo="sminfo.standby.txt")], {}, {},

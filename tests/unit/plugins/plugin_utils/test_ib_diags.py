@@ -25,8 +25,8 @@ def recorded(name: str) -> str:
 
 def _port(**values):
     port = {"ca": "ibsim0", "node_guid": None, "ca_type": "simulator", "firmware": "1", "port": 1, "state": "Active",
-            "physical_state": "LinkUp", "rate": 10, "base_lid": None, "lmc": 0, "sm_lid": 1, "capability_mask": "0x0050c048",
-            "port_guid": None, "link_layer": "InfiniBand"}
+            "physical_state": "LinkUp", "rate": 10, "speed": None, "effective_rate": None, "base_lid": None, "lmc": 0, "sm_lid": 1,
+            "capability_mask": "0x0050c048", "port_guid": None, "link_layer": "InfiniBand", "unreadable": {}}
     port.update(values)
     return port
 
@@ -40,12 +40,54 @@ IBSTAT = [
               sm_lid=2, capability_mask="0x0251486a", port_guid="0xf4521403007bcba1"),
         _port(ca="mlx4_1", node_guid="0xf4521403007bcba0", ca_type="MT4099", firmware="2.30.8000", port=2, rate=40, base_lid=0,
               sm_lid=0, capability_mask="0x04010000", port_guid="0xf65214fffe7bcba2", link_layer="Ethernet")]),
+    # ibsim (net.speeds): 1X SDR is the one rate ibstat prints with a fraction; umad2sim's 4X FDR is 56
+    ("ibstat.1x-sdr.txt", [_port(node_guid="0x0002c90300002000", base_lid=3, port_guid="0x0002c90300002001", rate=2.5)]),
+    ("ibstat.4x-fdr.txt", [_port(node_guid="0x0002c90300004000", base_lid=5, port_guid="0x0002c90300004001", rate=56)]),
+    # from ibstat.c's source (SOURCES.md): 'Rate: 40 (FDR10)' and rdma-core master's 'Effective speed'
+    ("ibstat.fdr10.txt", [_port(ca="mlx4_0", node_guid="0x7cfe900300a1b2c0", ca_type="MT4099", firmware="2.42.5000", rate=40,
+                                speed="FDR10", base_lid=7, capability_mask="0x02514868", port_guid="0x7cfe900300a1b2c1")]),
+    ("ibstat.effective-speed.txt", [_port(ca="mlx5_0", node_guid="0xa088c20300e4f0a2", ca_type="MT4129", firmware="28.39.1002",
+                                          rate=400, effective_rate=387.5, base_lid=12, capability_mask="0xa751e848",
+                                          port_guid="0xa088c20300e4f0a2")]),
 ]
 
 
 @pytest.mark.parametrize("name, expected", IBSTAT, ids=[case[0] for case in IBSTAT])
 def test_ibstat_recorded(name, expected):
     assert _ib_diags.ibstat(recorded(name)) == expected
+
+
+# every Rate form ibstat.c prints (port_dump: '%d', '2.5', '%d (FDR10)'; '2' for 1X SDR before 2017), and what it does not
+RATES = [("2.5", 2.5, None), ("2", 2, None), ("10", 10, None), ("14", 14, None), ("40 (FDR10)", 40, "FDR10"),
+         ("10 (FDR10)", 10, "FDR10"), ("56", 56, None), ("100", 100, None), ("200", 200, None), ("400", 400, None), ("800", 800, None)]
+
+
+@pytest.mark.parametrize("text, rate, speed", RATES, ids=[case[0] for case in RATES])
+def test_ibstat_reads_every_rate_form(text, rate, speed):
+    port = _ib_diags.ibstat(recorded("ibstat.fdr10.txt").replace("Rate: 40 (FDR10)", f"Rate: {text}"))[0]
+    assert (port["rate"], port["speed"], port["unreadable"]) == (rate, speed, {})
+
+
+@pytest.mark.parametrize("field, text, key", [
+    ("Rate", "forty", "rate"), ("Rate", "40 (FDR10", "rate"), ("Base lid", "0xZZ", "base_lid"), ("Port GUID", "0xnotaguid", "port_guid"),
+    ("Effective speed", "fast", "effective_rate"), ("SM lid", "", "sm_lid")])
+def test_ibstat_field_it_cannot_read_is_named_not_fatal(field, text, key):
+    """One odd field costs that field: the port, its other fields and the host's other ports stay."""
+    good = recorded("ibstat.effective-speed.txt")
+    line = next(line for line in good.splitlines() if line.strip().startswith(field + ":"))
+    text_out = good.replace(line, f"\t\t{field}: {text}") + good.replace("mlx5_0", "mlx5_1")
+    ports = _ib_diags.ibstat(text_out)
+    assert len(ports) == 2
+    assert ports[0][key] is None and ports[0]["unreadable"] == {field: text}
+    assert ports[0]["state"] == "Active" and ports[1]["unreadable"] == {} and ports[1][key] is not None
+
+
+def test_ibstat_node_types_other_than_ca():
+    """ibstat.c ca_dump names the node type: 'Switch 'x'' with 'Switch type: ...', '??? 'x'' for one it does not know."""
+    text = recorded("ibstat.fdr10.txt")
+    for kind in ("Switch", "Router", "iWARP RNIC", "???"):
+        ports = _ib_diags.ibstat(text.replace("CA '", f"{kind} '").replace("CA type", f"{kind} type"))
+        assert [(p["ca"], p["ca_type"], p["rate"]) for p in ports] == [("mlx4_0", "MT4099", 40)]
 
 
 def test_ibstat_without_devices_is_no_port():
@@ -110,6 +152,9 @@ PERFQUERY = [
 ]
 
 
+PERFQUERY.append(("perfquery.saturated.txt", {"SymbolErrorCounter": 65535, "LinkDownedCounter": 255, "LocalLinkIntegrityErrors": 15}))
+
+
 @pytest.mark.parametrize("name, errors", PERFQUERY, ids=[case[0] for case in PERFQUERY])
 def test_perfquery_recorded(name, errors):
     values = _ib_diags.counters(recorded(name))
@@ -132,6 +177,51 @@ def test_ibqueryerrors_recorded(name, ports, summary):
     parsed = _ib_diags.ibqueryerrors(recorded(name))
     assert sorted((p["node"], p["guid"], p["port"], p["counters"]) for p in parsed["ports"]) == sorted(ports, key=lambda p: p[0])
     assert parsed["summary"] == summary
+
+
+def test_perfquery_saturated_counters():
+    """ibsim clamps what its console sets to the PortCounters width; perfquery prints the top of each field."""
+    text = recorded("perfquery.saturated.txt")
+    values = _ib_diags.counters(text)
+    assert _ib_diags.perfquery_extended(text) is False
+    assert _ib_diags.saturated(values) == {"SymbolErrorCounter": 65535, "LinkDownedCounter": 255, "LocalLinkIntegrityErrors": 15}
+    assert _ib_diags.saturated(values, extended=True) == {}  # 64-bit PortCountersExtended copies do not stop there
+    assert _ib_diags.saturated(_ib_diags.counters(recorded("perfquery.errors.txt"))) == {}  # 50 of 65535
+
+
+def test_perfquery_extended_title():
+    text = recorded("perfquery.saturated.txt").replace("# Port counters: Lid 4 port 1 (CapMask: 0x1200)",
+                                                        "# Port extended counters: Lid 4 port 1 (CapMask: 0x1A00 CapMask2: 0x0000002)")
+    assert _ib_diags.perfquery_extended(text) is True and _ib_diags.saturated(_ib_diags.counters(text), True) == {}
+
+
+@pytest.mark.parametrize("width", sorted(set(_ib_diags._counters.PMA_FIELD_WIDTHS.values())))
+def test_saturated_is_exactly_the_top_of_the_width(width):
+    names = [name for name, bits in _ib_diags._counters.PMA_FIELD_WIDTHS.items() if bits == width]
+    top = (1 << width) - 1
+    assert _ib_diags.saturated({name: top for name in names}) == {name: top for name in names}
+    assert _ib_diags.saturated({name: top - 1 for name in names}) == {}
+    assert _ib_diags.saturated({"PortXmitData": 2**32 - 1, "PortXmitWait": 2**32 - 1}) == {}  # not error counters
+
+
+IBQUERYERRORS_SATURATED = [
+    # ibsim: PortCounters, '[name == N]'
+    ("ibqueryerrors.saturated.txt", {("0x0002c90300003001", 1): {"SymbolErrorCounter": 65535, "LinkDownedCounter": 255,
+                                                                 "LocalLinkIntegrityErrors": 15},
+                                     ("0x0002c90300000100", 2): {"PortXmitDiscards": 65535, "ExcessiveBufferOverrunErrors": 15}}),
+    # from ibqueryerrors.c's source: the 64-bit PortCountersExtended form '[name == N (N.NNN)]' never saturates at 255
+    ("ibqueryerrors.extended.txt", {("0x0002c90300003001", 1): {}, ("0x0002c90300000100", 3): {}}),
+]
+
+
+@pytest.mark.parametrize("name, expected", IBQUERYERRORS_SATURATED, ids=[case[0] for case in IBQUERYERRORS_SATURATED])
+def test_ibqueryerrors_saturated(name, expected):
+    parsed = _ib_diags.ibqueryerrors(recorded(name))
+    got = {(p["guid"], p["port"]): _ib_diags.saturated(p["counters"], p["extended"]) for p in parsed["ports"]}
+    assert got == expected
+    if name == "ibqueryerrors.extended.txt":
+        assert parsed["ports"][0]["counters"] == {"SymbolErrorCounter": 65535, "LinkDownedCounter": 255}
+        assert parsed["ports"][0]["extended"] == ["SymbolErrorCounter", "LinkDownedCounter"]
 
 
 def test_ibqueryerrors_data_keeps_the_errors_and_the_traffic():
@@ -167,6 +257,8 @@ IBNETDISCOVER = [
     ("ibnetdiscover.healthy.txt", 6, [((f"node{n} HCA-1", 1), (SWITCH, n), "4xSDR") for n in range(1, 6)]),
     ("ibnetdiscover.hca4-unlinked.txt", 5, [((f"node{n} HCA-1", 1), (SWITCH, n), "4xSDR") for n in (1, 2, 3, 5)]),
     ("ibnetdiscover.isolated.txt", 1, []),
+    ("ibnetdiscover.speeds.txt", 6, [((f"node{n} HCA-1", 1), (SWITCH, n), speed)
+                                     for n, speed in enumerate(("4xSDR", "1xSDR", "4xQDR", "4xFDR", "4xEDR"), 1)]),
     ("ibnetdiscover.two-switches.txt", 6, [
         (("dual HCA-1", 1), (SWITCH, 3), "4xSDR"), (("dual HCA-1", 2), ("rdma-fabric-sw2", 3), "4xSDR"),
         (("node1 HCA-1", 1), (SWITCH, 1), "4xSDR"), (("node2 HCA-1", 1), (SWITCH, 2), "4xSDR"),
@@ -180,6 +272,18 @@ def test_ibnetdiscover_recorded(name, count, links):
     topology = _ib_diags.ibnetdiscover(recorded(name))
     assert len(topology["nodes"]) == count
     assert _links(topology) == sorted(links)
+
+
+@pytest.mark.parametrize("speed", ["4xFDR10", "12xHDR", "2xNDR", "1xXDR", "??SDR", "4x???"])
+@pytest.mark.parametrize("suffix", ["", " s=4 w=2 v=4", " slot 3"])
+def test_ibnetdiscover_link_speeds_and_suffixes(speed, suffix):
+    """Every width and speed ibnetdiscover.c prints (dump_linkwidth_compat, dump_linkspeedext_compat: FDR10 from the
+    Mellanox ExtPortInfo), and what -f (' s= w= v=') and a Xsigo port (' slot N') add after it."""
+    text = recorded("ibnetdiscover.speeds.txt").replace("lid 4 4xQDR", f"lid 4 {speed}{suffix}")
+    topology = _ib_diags.ibnetdiscover(text)
+    assert [link["speed"] for link in topology["links"]] == ["4xSDR", "1xSDR", speed, "4xFDR", "4xEDR"]
+    node3 = next(node for node in topology["nodes"] if node["desc"] == "node3 HCA-1")
+    assert node3["end_ports"] == [{"port": 1, "guid": "0x0002c90300003001", "lid": 4}]
 
 
 def test_ibnetdiscover_nodes_carry_guids_lids_and_end_ports():
@@ -230,25 +334,27 @@ GUIDS = st.integers(1, 2**64 - 1)
 LIDS = st.integers(0, 0xBFFF)
 NAME = st.from_regex(r"[a-z][a-z0-9_]{0,9}", fullmatch=True)
 DESC = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,20}[A-Za-z0-9]", fullmatch=True)
-RATES = st.sampled_from([2.5, 5, 10, 14, 20, 25, 40, 50, 56, 100, 200, 400])
+RATE_TEXTS = st.sampled_from([("2.5", 2.5, None), ("10", 10, None), ("14", 14, None), ("40", 40, None), ("40 (FDR10)", 40, "FDR10"),
+                              ("56", 56, None), ("100", 100, None), ("200", 200, None), ("400", 400, None), ("800", 800, None)])
 STATES = st.sampled_from([("Active", "LinkUp"), ("Down", "Polling"), ("Initializing", "LinkUp"), ("Down", "Disabled")])
 
 
-@given(st.lists(st.tuples(NAME, st.lists(st.tuples(STATES, RATES, LIDS, GUIDS, st.sampled_from(["IB", "InfiniBand", "Ethernet"])),
+@given(st.lists(st.tuples(NAME, st.lists(st.tuples(STATES, RATE_TEXTS, LIDS, GUIDS, st.sampled_from(["IB", "InfiniBand", "Ethernet"])),
                                          min_size=1, max_size=3)), min_size=1, max_size=3, unique_by=lambda ca: ca[0]),
        st.sampled_from(["\t", "     "]))
 def test_ibstat_property(cas, indent):
     lines, expected = [], []
     for ca, ports in cas:
         lines += [f"CA '{ca}'", f"{indent}CA type: MT4123", f"{indent}Number of ports: {len(ports)}", f"{indent}Node GUID: 0x{7:016x}"]
-        for number, ((state, physical), rate, lid, port_guid, layer) in enumerate(ports, 1):
+        for number, ((state, physical), (rate_text, rate, speed), lid, port_guid, layer) in enumerate(ports, 1):
             lines += [f"{indent}Port {number}:", f"{indent * 2}State: {state}", f"{indent * 2}Physical state: {physical}",
-                      f"{indent * 2}Rate: {rate}", f"{indent * 2}Base lid: {lid}", f"{indent * 2}SM lid: 1",
+                      f"{indent * 2}Rate: {rate_text}", f"{indent * 2}Base lid: {lid}", f"{indent * 2}SM lid: 1",
                       f"{indent * 2}Port GUID: 0x{port_guid:016x}", f"{indent * 2}Link layer: {layer}"]
-            expected.append((ca, number, state, physical, rate, lid, f"0x{port_guid:016x}", "Ethernet" if layer == "Ethernet" else "InfiniBand"))
+            expected.append((ca, number, state, physical, rate, speed, lid, f"0x{port_guid:016x}",
+                             "Ethernet" if layer == "Ethernet" else "InfiniBand", {}))
         lines.append("")
-    got = [(p["ca"], p["port"], p["state"], p["physical_state"], p["rate"], p["base_lid"], p["port_guid"], p["link_layer"])
-           for p in _ib_diags.ibstat("\n".join(lines))]
+    got = [(p["ca"], p["port"], p["state"], p["physical_state"], p["rate"], p["speed"], p["base_lid"], p["port_guid"], p["link_layer"],
+            p["unreadable"]) for p in _ib_diags.ibstat("\n".join(lines))]
     assert got == expected
 
 
