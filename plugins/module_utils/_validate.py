@@ -18,8 +18,18 @@ IFNAMSIZ = 16  # the kernel's limit, including the terminating NUL
 IB_DEVICE_NAME_MAX = 64
 
 _WHITESPACE = re.compile(r"\s")
-_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")  # ASCII digits: str.isdigit() and int() take '\u00b2', '\u0663' too
-_PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")  # verbatim_int()
+# The bytes the kernel's isspace() takes for white space (lib/ctype.c: _S on 9-13, 32 and 160), which
+# dev_valid_name() refuses in a network interface name byte by byte: 0xa0 is also a byte of the UTF-8 of
+# U+00A0 (c2 a0), U+00E0 (c3 a0) or U+2020 (e2 80 a0), so the kernel refuses names holding those too.
+_KERNEL_SPACE = frozenset(b"\t\n\v\f\r \xa0")
+
+# The one form of an integer every option and role variable takes: an int (not a bool), or its decimal
+# digits as text. Text that Python's int() or ansible-core would also read (' 5', '+5', '5_0', '\u0663',
+# '1e3', '5.', '0x10', 'inf') is refused, so the value checked is the value used.
+INT_TEXT_MAX = 40  # digits; far above any option's range
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]{0,%d}" % (INT_TEXT_MAX - 1))
+INT_FORMS = "an integer, or its decimal digits as text (0-9 with an optional leading '-'; no '+', spaces, leading zeros, fraction or exponent)"
 
 
 def _shown(value) -> str:
@@ -27,24 +37,39 @@ def _shown(value) -> str:
     return repr(value)
 
 
-def netdev_name(value, option: str = "netdev") -> str:
-    """Validate a network interface name like the kernel's dev_valid_name().
+def one_line(text) -> str:
+    """text with every character that could start a new line or hide one (control, format, separator other
+    than the space, surrogate, unassigned) escaped as repr() shows it: for messages and warnings that carry a
+    host's or a user's text."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in str(text))
 
-    1 to 15 bytes, not '.' or '..', no '/', ':' or whitespace; a leading '-'
-    is refused too so that the name can never be read as a command option.
+
+def _printable(value: str) -> bool:
+    """No control (C0, DEL, C1), format (U+200B, U+202E), separator other than the space, or surrogate character."""
+    return value.isprintable()
+
+
+def netdev_name(value, option: str = "netdev") -> str:
+    """Validate a network interface name like the kernel's dev_valid_name(), and printable.
+
+    1 to 15 bytes, not '.' or '..', no '/', ':' or byte the kernel's isspace() takes (0xa0 among them);
+    no character that is not printable (ESC, CSI, DEL, U+200B: the kernel takes them, but no message or
+    udev rule could show them), no leading '-' (never read as a command option).
     """
-    allowed = "1-15 bytes, not '.' or '..', no '/', ':', whitespace or leading '-'"
+    allowed = ("1-15 bytes, not '.' or '..', no '/', ':', white space (nor the byte 0xa0, which the kernel reads as one), "
+               "control or other unprintable characters, or leading '-'")
     if not isinstance(value, str):
         raise ValueError(f"{option}: {_shown(value)} is not a string; allowed: {allowed}")
-    size = len(value.encode("utf-8", "surrogateescape"))
+    encoded = value.encode("utf-8", "surrogateescape")
     if (
-        size == 0
-        or size >= IFNAMSIZ
+        not encoded
+        or len(encoded) >= IFNAMSIZ
         or value in (".", "..")
         or "/" in value
         or ":" in value
-        or "\x00" in value
+        or any(byte in _KERNEL_SPACE for byte in encoded)
         or _WHITESPACE.search(value)
+        or not _printable(value)
         or value.startswith("-")
     ):
         raise ValueError(f"{option}: invalid interface name {_shown(value)}; allowed: {allowed}")
@@ -54,10 +79,11 @@ def netdev_name(value, option: str = "netdev") -> str:
 def rdma_device_name(value, option: str = "name") -> str:
     """Validate an RDMA device name (rxe0, mlx5_0, siw_eth1).
 
-    Non-empty, under 64 bytes, no '/', '%', whitespace, NUL, no '.' or '..',
-    and no leading '-'.
+    Non-empty, under 64 bytes (IB_DEVICE_NAME_MAX with its NUL), no '/' (a kobject name), no '%' (the kernel's
+    nldev newlink takes it as a format), no whitespace, no '.' or '..', no leading '-', and printable: the
+    kernel stores control characters in a name, but no message could show them on one line.
     """
-    allowed = "1-63 bytes, not '.' or '..', no '/', '%', whitespace or leading '-'"
+    allowed = "1-63 bytes, not '.' or '..', no '/', '%', white space, control or other unprintable characters, or leading '-'"
     if not isinstance(value, str):
         raise ValueError(f"{option}: {_shown(value)} is not a string; allowed: {allowed}")
     size = len(value.encode("utf-8", "surrogateescape"))
@@ -67,28 +93,32 @@ def rdma_device_name(value, option: str = "name") -> str:
         or value in (".", "..")
         or "/" in value
         or "%" in value
-        or "\x00" in value
         or _WHITESPACE.search(value)
+        or not _printable(value)
         or value.startswith("-")
     ):
         raise ValueError(f"{option}: invalid RDMA device name {_shown(value)}; allowed: {allowed}")
     return value
 
 
-def int_in_range(value, low: int, high: int, option: str) -> int:
-    """Return value as an int when it lies in [low, high]; bools are refused.
+def integer(value, option: str) -> int:
+    """value as an int when it is in the one integer form (INT_FORMS); anything else is a ValueError naming option."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        return int(value)
+    if isinstance(value, str) and len(value) > INT_TEXT_MAX:
+        raise ValueError(f"{option}: text of {len(value)} characters is not an integer; allowed: {INT_FORMS}")
+    raise ValueError(f"{option}: {_shown(value)} is not an integer; allowed: {INT_FORMS}")
 
-    Text must be ASCII decimal digits with an optional sign and surrounding white space:
-    int() would also take other scripts' digits ('\u0663') and '_' between digits.
-    """
-    if isinstance(value, bool) or (isinstance(value, str) and not _INT_TEXT.fullmatch(value)):
-        raise ValueError(f"{option}: {_shown(value)} is not an integer; allowed: {low}-{high}")
+
+def int_in_range(value, low: int, high: int, option: str) -> int:
+    """value as an int when it is in the one integer form (see integer()) and lies in [low, high]."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{option}: {_shown(value)} is not an integer; allowed: {low}-{high}") from None
-    if isinstance(value, float) and value != number:
-        raise ValueError(f"{option}: {_shown(value)} is not an integer; allowed: {low}-{high}")
+        number = integer(value, option)
+    except ValueError:
+        shown = f"text of {len(value)} characters" if isinstance(value, str) and len(value) > INT_TEXT_MAX else _shown(value)
+        raise ValueError(f"{option}: {shown} is not an integer; allowed: {low}-{high}") from None
     if not low <= number <= high:
         raise ValueError(f"{option}: {number} is out of range; allowed: {low}-{high}")
     return number
@@ -124,10 +154,19 @@ _COMMAND_NAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*")
 SAFE_PATH_DESCRIPTION = "an absolute path of letters, digits and '_', '.', '+', '-', '/'"
 
 
+def name_list(value, option: str, validate) -> list:
+    """A list of names, each checked by validate(name, f"{option}[index]"); a scalar (ansible-core would make
+    a number 5 into ['5'] and split 'a,b' at the comma) is refused. None (not given) is the empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{option}: {_shown(value)} is not a list; allowed: a list of names, like [rxe0]")
+    return [validate(name, f"{option}[{index}]") for index, name in enumerate(value)]
+
+
 def device_port_filters(params: dict) -> None:
     """The fact modules' filters: a list of RDMA device names (option device) and a port number (option port)."""
-    for index, name in enumerate(params["device"] or []):
-        rdma_device_name(name, f"device[{index}]")
+    name_list(params["device"], "device", rdma_device_name)
     if params["port"] is not None:
         port_number(params["port"], "port")
 

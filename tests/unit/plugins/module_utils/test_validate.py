@@ -41,7 +41,7 @@ def test_rdma_name_rejects(name):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("value, expected", [(1, 1), ("7", 7), (255, 255), (3.0, 3)])
+@pytest.mark.parametrize("value, expected", [(1, 1), ("7", 7), (255, 255), ("255", 255)])
 def test_port_accepts(value, expected):
     assert _validate.port_number(value) == expected
 
@@ -53,6 +53,18 @@ def test_port_accepts(value, expected):
     (True, "port: True is not an integer; allowed: 1-255"),
     (1.5, "port: 1.5 is not an integer; allowed: 1-255"),
     (None, "port: None is not an integer; allowed: 1-255"),
+    # int() and ansible-core read these as numbers; the value checked must be the value used (see _validate.INT_FORMS)
+    (3.0, "port: 3.0 is not an integer; allowed: 1-255"),
+    (" 7", "port: ' 7' is not an integer; allowed: 1-255"),
+    ("7 ", "port: '7 ' is not an integer; allowed: 1-255"),
+    ("+7", "port: '+7' is not an integer; allowed: 1-255"),
+    ("07", "port: '07' is not an integer; allowed: 1-255"),
+    ("1_0", "port: '1_0' is not an integer; allowed: 1-255"),
+    ("\u0663", "port: '\u0663' is not an integer; allowed: 1-255"),
+    ("1e2", "port: '1e2' is not an integer; allowed: 1-255"),
+    ("inf", "port: 'inf' is not an integer; allowed: 1-255"),
+    ("\x1b[2J", "port: '\\x1b[2J' is not an integer; allowed: 1-255"),
+    ("9" * 41, "port: text of 41 characters is not an integer; allowed: 1-255"),
 ])
 def test_port_rejects(value, message):
     with pytest.raises(ValueError) as err:
@@ -123,3 +135,84 @@ def test_choice():
         _validate.choice("v3", ("v1", "v2", ""), "mode")
     with pytest.raises(ValueError, match="^mode: True is not allowed"):
         _validate.choice(True, (1, 2), "mode")
+
+
+# --- names the kernel or a one-line message cannot carry ----------------------------------------------------------
+# dev_valid_name() (net/core/dev.c) refuses '/', ':' and every byte its isspace() takes: lib/ctype.c marks 9-13, 32
+# and 160 (0xa0) as white space, and it tests the name byte by byte, so a character whose UTF-8 holds the byte 0xa0
+# is refused too: U+00A0 (c2 a0), 'à' U+00E0 (c3 a0), '†' U+2020 (e2 80 a0); 'é' (c3 a9) is a valid name.
+UNPRINTABLE = [("esc", "\x1b"), ("csi", "\x9b"), ("del", "\x7f"), ("bel", "\x07"), ("nel", "\x85"), ("c1-first", "\x80"),
+               ("zero-width-space", "\u200b"), ("rlo", "\u202e"), ("bom", "\ufeff"), ("line-separator", "\u2028"),
+               ("private-use", "\ue000"), ("unassigned", "\u0378"), ("nbsp", "\u00a0")]
+
+
+@pytest.mark.parametrize("label, char", UNPRINTABLE)
+def test_names_with_unprintable_characters_are_refused_escaped(label, char):
+    for func, option, name in ((_validate.netdev_name, "netdev", f"eth{char}0"), (_validate.rdma_device_name, "device[0]", f"rxe{char}0")):
+        with pytest.raises(ValueError) as err:
+            func(name, option)
+        message = str(err.value)
+        assert message.startswith(f"{option}: invalid ") and message.isprintable() and repr(name) in message, message
+
+
+@pytest.mark.parametrize("name", ["\u00e0", "eth\u00e0", "\u2020", "\u00a0"])
+def test_netdev_refuses_names_whose_utf8_holds_the_kernels_space_byte(name):
+    assert 0xA0 in name.encode("utf-8")
+    with pytest.raises(ValueError, match=r"^netdev: invalid interface name .*0xa0"):
+        _validate.netdev_name(name)
+
+
+@pytest.mark.parametrize("name", ["\u00e9", "eth\u00e9", "\u00df0", "\u00ff0"])
+def test_netdev_accepts_non_ascii_names_the_kernel_takes(name):
+    assert 0xA0 not in name.encode("utf-8")
+    assert _validate.netdev_name(name) == name
+
+
+@given(st.text(min_size=1, max_size=15))
+def test_netdev_name_is_dev_valid_name_and_printable(name):
+    """The accepted names are exactly the kernel's dev_valid_name() set, minus unprintable text and a leading '-'."""
+    raw = name.encode("utf-8", "surrogateescape")
+    kernel_ok = (0 < len(raw) < 16 and name not in (".", "..") and not any(byte in b"/:\t\n\v\f\r \xa0\x00" for byte in raw))
+    ours = kernel_ok and name.isprintable() and not name.startswith("-") and not any(char.isspace() for char in name)
+    try:
+        _validate.netdev_name(name, "netdev")
+    except ValueError as err:
+        assert not ours and str(err).isprintable() and str(err).startswith("netdev: ")
+    else:
+        assert ours
+
+
+@given(st.text(max_size=70))
+def test_rdma_device_name_messages_are_printable(name):
+    try:
+        assert _validate.rdma_device_name(name, "device[3]") == name
+    except ValueError as err:
+        assert str(err).startswith("device[3]: ") and str(err).isprintable()
+    else:
+        assert name.isprintable() and 0 < len(name.encode("utf-8", "surrogateescape")) < 64
+
+
+@pytest.mark.parametrize("value", [5, "rxe0", "rxe0,rxe1", True, {"rxe0": 1}])
+def test_name_list_refuses_scalars(value):
+    with pytest.raises(ValueError, match=r"^device: .* is not a list; allowed: a list of names"):
+        _validate.name_list(value, "device", _validate.rdma_device_name)
+
+
+def test_name_list_names_the_index():
+    assert _validate.name_list(None, "device", _validate.rdma_device_name) == []
+    assert _validate.name_list(["rxe0", "siw0"], "device", _validate.rdma_device_name) == ["rxe0", "siw0"]
+    with pytest.raises(ValueError, match=r"^device\[1\]: invalid RDMA device name 'rxe\\x1b\[31m'"):
+        _validate.name_list(["rxe0", "rxe\x1b[31m"], "device", _validate.rdma_device_name)
+    with pytest.raises(ValueError, match=r"^device\[0\]: 5 is not a string"):
+        _validate.name_list([5], "device", _validate.rdma_device_name)
+
+
+@pytest.mark.parametrize("text, shown", [("a\x1bb", "a\\x1bb"), ("x\x9b31m", "x\\x9b31m"), ("l1\nl2\r", "l1\\nl2\\r"), ("\u202eevil", "\\u202eevil"),
+                                         ("tab\there", "tab\\there"), ("plain é text", "plain é text"), ("s\udcff", "s\\udcff")])
+def test_one_line_escapes_what_a_terminal_would_act_on(text, shown):
+    assert _validate.one_line(text) == shown
+
+
+@given(st.text())
+def test_one_line_is_printable(text):
+    assert _validate.one_line(text).isprintable()

@@ -256,7 +256,12 @@ def test_an_unexpected_value_is_null_and_named(rdma_cm, sysroot):
     ({"device": ["rxe0\n"]}, r"^device\[0\]: invalid RDMA device name 'rxe0\\n'"),
     ({"port": 0}, r"^port: 0 is out of range; allowed: 1-255$"),
     ({"port": 256}, r"^port: 256 is out of range; allowed: 1-255$"),
-    ({"port": "one"}, r"argument 'port' is of type .* and we were unable to convert to int"),
+    ({"port": "one"}, r"^port: 'one' is not an integer; allowed: an integer, or its decimal digits as text"),
+    ({"port": "inf"}, r"^port: 'inf' is not an integer; allowed: "),
+    ({"port": " 1"}, r"^port: ' 1' is not an integer; allowed: "),
+    ({"device": 5}, r"^device: expected a list, got a number 5; allowed: a list"),
+    ({"device": "rxe0"}, r"^device: expected a list, got a string 'rxe0'; allowed: a list"),
+    ({"device": ["rxe\x1b[31m0"]}, r"^device\[0\]: invalid RDMA device name 'rxe\\x1b\[31m0'; allowed: "),
 ])
 def test_bad_input(sysroot, args, message):
     trees.lab_tree(sysroot)
