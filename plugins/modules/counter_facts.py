@@ -212,7 +212,7 @@ def main():
     params = module.params
     facts = _counters.collect(params["device"], params["port"], params["common_only"])
     for name in facts.pop("missing"):
-        module.warn(f"device: no RDMA device named {name} in /sys/class/infiniband")
+        module.warn(f"device: no RDMA device named {name!r} in /sys/class/infiniband")
     facts["rdma_counter_meanings"] = meanings()
     module.exit_json(changed=False, ansible_facts=facts)
 

@@ -383,7 +383,7 @@ def main():
     params = module.params
     facts = _gid.collect(params["device"], params["port"], params["roce_defaults"], params["gid_table"])
     for name in facts.pop("missing"):
-        module.warn(f"device: no RDMA device named {name} in /sys/class/infiniband")
+        module.warn(f"device: no RDMA device named {name!r} in /sys/class/infiniband")
     module.exit_json(changed=False, ansible_facts=facts)
 
 

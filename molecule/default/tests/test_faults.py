@@ -163,7 +163,7 @@ CASES = [
     ("device removed: roce_mode", gone_device(), "rdma.fabric.roce_mode", {"device": "ftgone", "tos": 104}, {},
      fails("ftgone")),
     ("device removed: gid_facts for it", gone_device(), "rdma.fabric.gid_facts", {"device": ["ftgone"]}, {},
-     succeeds(contains={"warnings": "no RDMA device named ftgone"}, **{"ansible_facts.rdma_devices": {}})),
+     succeeds(contains={"warnings": "no RDMA device named 'ftgone'"}, **{"ansible_facts.rdma_devices": {}})),
     ("device removed: tc_rule", gone_device(), "rdma.fabric.tc_rule", {"device": "ftgone", "traffic_class": 106}, {},
      fails("ftgone")),
     ("device removed: rdma_link absent", gone_device(), "rdma.fabric.rdma_link", {"name": "ftgone", "state": "absent"},

@@ -23,6 +23,7 @@ BASE = {
     "ipoib_connection": {"name": "ib0"},
     "tc_rule": {"device": "mlx5_0"},
     "dcb_qos": {"netdev": "eth1"},
+    "counter_facts": {},
 }
 
 
@@ -43,7 +44,12 @@ BAD_NETDEVS = [
     ("colon", "eth0:1"),
     ("16-bytes", "e" * 16),
     ("16-bytes-utf8", "\u00e9" * 8),
-]
+] + [(label, f"eth{char}0") for label, char in (
+    ("esc", "\x1b"), ("csi", "\x9b"), ("del", "\x7f"), ("bel", "\x07"), ("c1-nel", "\x85"), ("zero-width-space", "\u200b"),
+    ("rlo", "\u202e"), ("bom", "\ufeff"), ("nbsp", "\u00a0"),
+    ("a-grave", "\u00e0"),  # UTF-8 c3 a0: the kernel's isspace() takes the byte 0xa0 for white space
+    ("dagger", "\u2020"),  # UTF-8 e2 80 a0
+)]
 
 # Refused by _validate.rdma_device_name.
 BAD_RDMA_NAMES = [
@@ -62,10 +68,29 @@ BAD_RDMA_NAMES = [
     ("empty", ""),
     ("64-bytes", "r" * 64),
     ("64-bytes-utf8", "\u00e9" * 32),
-]
+] + [(label, f"rxe{char}0") for label, char in (
+    ("esc", "\x1b"), ("ansi-color", "\x1b[31m"), ("csi", "\x9b"), ("del", "\x7f"), ("bel", "\x07"), ("c1-nel", "\x85"),
+    ("zero-width-space", "\u200b"), ("rlo", "\u202e"), ("bom", "\ufeff"), ("nbsp", "\u00a0"), ("line-separator", "\u2028"),
+)]
 
-# Refused by _validate.port_number (1-255), by Ansible's int conversion for the last two.
+# Refused by _validate.port_number (1-255), by _args (the one integer form) for the last two.
 BAD_PORTS = [("zero", 0), ("256", 256), ("minus-1", -1), ("65536", 65536), ("bool", True), ("fraction", 1.5), ("word", "one")]
+
+# Values for any int option that are not in the one integer form (an int, or decimal digit text: _validate.INT_FORMS).
+# ansible-core 2.19 and 2.21 crash on the first four (OverflowError), turn '1e4301' into an int of 4,302 digits and
+# read most of the others as numbers (test_args.py records what each becomes); _args refuses them all first.
+BAD_INT_FORMS = [
+    ("inf", "inf"), ("minus-inf", "-inf"), ("infinity", "Infinity"), ("plus-inf", "+inf"), ("1e4301", "1e4301"), ("nan", "nan"),
+    ("exponent", "1e3"), ("float-text", "1.0"), ("trailing-dot", "5."), ("hex", "0x10"), ("leading-space", " 5"),
+    ("trailing-space", "5 "), ("trailing-newline", "5\n"), ("plus", "+5"), ("underscore", "5_0"), ("arabic-indic-digit", "\u0663"),
+    ("fullwidth-digit", "\uff15"), ("superscript-digit", "\u00b2"), ("leading-zero", "05"), ("empty", ""), ("escape", "\x1b[31m1"),
+    ("csi", "1\x9b"), ("41-digits", "1" * 41), ("true", True), ("float-whole", 1.0), ("float-fraction", 2.5),
+]
+# Enough of BAD_INT_FORMS for the int options after a module's first (which gets them all): the lab runs every case.
+SOME_INT_FORMS = [pair for pair in BAD_INT_FORMS if pair[0] in ("inf", "1e4301", "nan", "float-text", "leading-space", "arabic-indic-digit",
+                                                                  "escape", "true", "float-whole")]
+# A scalar where a list is expected: ansible-core makes 5 into ['5'] and splits 'a,b' at the comma.
+BAD_LIST_SCALARS = [("number", 5), ("string", "x"), ("comma-string", "x,y"), ("true", True), ("float", 1.5)]
 
 # memlock domain: refused by _limits.validate_domain (a user, @group, %group, '*' or a uid/gid range only).
 BAD_DOMAINS = [
@@ -341,6 +366,7 @@ def corpus():
         case("dcb_qos", option, label, {"ecn": ecn})
     case("dcb_qos", "unsupported", "unknown", {"unsupported": "ignore"})
     cases.extend(round_two())
+    cases.extend(case[1:] for case in round_three_cases())
     return cases
 
 
@@ -433,6 +459,76 @@ def round_two_cases():
     for label, value in (("number", [1]), ("string", ["10.0.0.0/24"]), ("list", [["10.0.0.0/24", 106]])):
         case("core-crashes", "tc_rule", "rules[0]", label, {"rules": value})
     case("core-crashes", "tc_rule", "rules", "dict", {"rules": {"dst_ip": "10.0.0.0/24", "tclass": 106}})
+    return out
+
+
+# Issue 33, class 6: (class, module, args, option, case id). Every int option of every module with each value of
+# BAD_INT_FORMS, every list option with each of BAD_LIST_SCALARS, and the fact modules' device filters with names
+# the kernel or a one-line message could not carry. Every one runs on the lab too.
+INT_OPTIONS = [
+    # (module, the option as the message names it, how the value goes into the arguments)
+    ("roce_mode", "port", lambda v: {"port": v}),
+    ("roce_mode", "tos", lambda v: {"tos": v}),
+    ("roce_mode", "dscp", lambda v: {"dscp": v}),
+    ("gid_facts", "port", lambda v: {"port": v}),
+    ("counter_facts", "port", lambda v: {"port": v}),
+    ("ipoib_connection", "mtu", lambda v: {"mtu": v}),
+    ("tc_rule", "port", lambda v: {"port": v}),
+    ("tc_rule", "traffic_class", lambda v: {"traffic_class": v}),
+    ("tc_rule", "dscp", lambda v: {"dscp": v}),
+    ("tc_rule", "ttl", lambda v: {"ttl": v}),
+    ("tc_rule", "rules[0].tclass", lambda v: {"rules": [{"dst_ip": "10.0.0.0/24", "tclass": v}]}),
+    ("tc_rule", "rules[0].dscp", lambda v: {"rules": [{"dst_ip": "10.0.0.0/24", "dscp": v}]}),
+    ("dcb_qos", "pfc[1]", lambda v: {"pfc": [3, v]}),
+    ("dcb_qos", "ets.prio_tc[0]", lambda v: {"ets": {"prio_tc": [v] + [0] * 7}}),
+    ("dcb_qos", "ets.tc_bw[7]", lambda v: {"ets": {"tc_bw": [100] + [0] * 6 + [v]}}),
+    ("dcb_qos", "dscp_prio[0].dscp", lambda v: {"dscp_prio": [{"dscp": v, "priority": 3}]}),
+    ("dcb_qos", "dscp_prio[0].priority", lambda v: {"dscp_prio": [{"dscp": 26, "priority": v}]}),
+    ("dcb_qos", "ecn.priorities[0]", lambda v: {"ecn": {"priorities": [v]}}),
+    ("dcb_qos", "ecn.cnp_dscp", lambda v: {"ecn": {"cnp_dscp": v}}),
+    ("dcb_qos", "ecn.cnp_priority", lambda v: {"ecn": {"cnp_priority": v}}),
+]
+LIST_OPTIONS = [
+    ("gid_facts", "device", lambda v: {"device": v}),
+    ("counter_facts", "device", lambda v: {"device": v}),
+    ("dcb_qos", "pfc", lambda v: {"pfc": v}),
+    ("dcb_qos", "ets.prio_tc", lambda v: {"ets": {"prio_tc": v}}),
+    ("dcb_qos", "ets.tc_tsa", lambda v: {"ets": {"tc_tsa": v}}),
+    ("dcb_qos", "ets.tc_bw", lambda v: {"ets": {"tc_bw": v}}),
+    ("dcb_qos", "ecn.priorities", lambda v: {"ecn": {"priorities": v}}),
+    ("dcb_qos", "dscp_prio", lambda v: {"dscp_prio": v}),
+    ("ipoib_connection", "ipv4.addresses", lambda v: {"ipv4": {"method": "manual", "addresses": v}}),
+    ("ipoib_connection", "ipv4.dns", lambda v: {"ipv4": {"dns": v}}),
+    ("ipoib_connection", "ipv6.addresses", lambda v: {"ipv6": {"method": "manual", "addresses": v}}),
+    ("ipoib_connection", "ipv6.dns", lambda v: {"ipv6": {"dns": v}}),
+    ("tc_rule", "rules", lambda v: {"rules": v}),
+]
+
+
+def round_three_cases():
+    out = []
+
+    def case(kind, module_name, option, label, args):
+        out.append((kind, module_name, args, option, f"{module_name}-{option}-{label}-i33"))
+
+    first = set()
+    for module_name, option, put in INT_OPTIONS:
+        for label, value in (SOME_INT_FORMS if module_name in first else BAD_INT_FORMS):
+            case("int-forms", module_name, option, label, put(value))
+        first.add(module_name)
+    for module_name, option, put in LIST_OPTIONS:
+        for label, value in BAD_LIST_SCALARS:
+            case("list-scalars", module_name, option, label, put(value))
+    # gid_facts has BAD_RDMA_NAMES (control characters among them) and BAD_PORTS in corpus() already
+    for label, value in BAD_RDMA_NAMES:
+        case("names", "counter_facts", "device[0]", label, {"device": [value]})
+    for module_name in ("gid_facts", "counter_facts"):
+        for label, value in (("esc", "rxe\x1b0"), ("csi", "\x9b2J"), ("number", 5), ("true", True), ("list", ["rxe0"])):
+            case("names", module_name, "device[1]", label, {"device": ["rxe0", value]})
+    for label, value in BAD_PORTS:
+        case("names", "counter_facts", "port", label, {"port": value})
+    for label, value in (("word", "sometimes"), ("number", 2), ("list", [True])):
+        case("names", "counter_facts", "common_only", label, {"common_only": value})
     return out
 
 

@@ -23,11 +23,12 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _roce, _sysfs
-from ansible_collections.rdma.fabric.plugins.modules import dcb_qos, gid_facts, ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
+from ansible_collections.rdma.fabric.plugins.modules import counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
-    BAD_MEMLOCK_VALUES, BASE, HOST_DIR_MARK, LIMITS_D, NULL, corpus, round_two_cases, unit_only_cases)
+    BAD_INT_FORMS, BAD_MEMLOCK_VALUES, BASE, HOST_DIR_MARK, INT_OPTIONS, LIST_OPTIONS, LIMITS_D, NULL, corpus, round_three_cases, round_two_cases,
+    unit_only_cases)
 
 MODULES = {
     "rdma_link": rdma_link,
@@ -37,6 +38,7 @@ MODULES = {
     "ipoib_connection": ipoib_connection,
     "tc_rule": tc_rule,
     "dcb_qos": dcb_qos,
+    "counter_facts": counter_facts,
 }
 
 # The empty directories of the fake host; no file exists anywhere in it.
@@ -198,6 +200,10 @@ def _assert_refused(host, module_name, args, option, before, direct=False):
     msg = payload.get("msg")
     assert isinstance(msg, str) and msg, payload
     assert "\n" not in msg and "\r" not in msg, f"multi-line message: {msg!r}"
+    assert msg.isprintable(), f"the message carries an unprintable character: {msg!r}"
+    assert all(warning.isprintable() for warning in payload.get("warnings", [])), payload
+    # ansible-core's bool message names the option, the value and the booleans; its int and list conversions are not reached
+    assert not any(text in msg for text in ("convert to int", "convert to float", "convert to list", "Traceback")), msg
     assert option in msg, f"message does not name {option!r}: {msg!r}"
     assert _snapshot(host["root"]) == before
 
@@ -217,3 +223,32 @@ def test_round_two_classes_are_all_in_the_corpus():
     kinds = {kind for kind, *_rest in round_two}
     assert kinds == {"long-fields", "paths", "tool-refuses", "yaml-types", "core-crashes"}
     assert {kind for kind, *_rest in unit_only_cases()} <= kinds
+
+
+def test_round_three_covers_every_int_and_list_option_of_every_module():
+    """Issue 33: each int option (list elements and suboptions too) and each list option of each module's own argument spec
+    has cases in corpus() (so the lab runs them); the first int option of each module has every BAD_INT_FORMS value."""
+    from ansible_collections.rdma.fabric.tests.unit.plugins.modules.test_bad_input_properties import _argument_spec  # pylint: disable=import-outside-toplevel
+
+    def walk(spec, prefix=""):
+        for name, option in spec.items():
+            kind, path = option.get("type", "str"), prefix + name
+            if kind == "int" or (kind == "list" and option.get("elements") == "int"):
+                yield "int", path
+            if kind == "list":
+                yield "list", path
+            if option.get("options"):
+                yield from walk(option["options"], f"{path}[0]." if kind == "list" else f"{path}.")
+
+    ids = {param.id for param in CASES}
+    covered_int = {(module_name, option.split("[")[0] if option.startswith(("pfc", "ets", "ecn.p")) else option)
+                   for module_name, option, _put in INT_OPTIONS}
+    covered_list = {(module_name, option) for module_name, option, _put in LIST_OPTIONS}
+    for module_name in MODULES:
+        spec, _numbers = _argument_spec(module_name)
+        for kind, path in walk(spec):
+            assert (module_name, path) in (covered_int if kind == "int" else covered_list), (module_name, kind, path)
+    assert all(case_id in ids for _kind, _module, _args, _option, case_id in round_three_cases())
+    for module_name in {module_name for module_name, _option, _put in INT_OPTIONS}:
+        option = next(option for name, option, _put in INT_OPTIONS if name == module_name)
+        assert all(f"{module_name}-{option}-{label}-i33" in ids for label, _value in BAD_INT_FORMS), module_name

@@ -15,6 +15,7 @@ test_bad_input_corpus.py's (host fixture, _assert_refused with its per-example S
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -60,6 +61,16 @@ _NON_FINITE = st.sampled_from([float("inf"), float("-inf"), float("nan")])
 _HUGE_INT = st.one_of(st.integers(min_value=2 ** 129, max_value=2 ** 400), st.just(10 ** 5000), st.just(-(10 ** 5000)))
 _OUT_OF_RANGE_INT = st.one_of(st.integers(max_value=-3), st.integers(min_value=70000), _HUGE_INT)
 _LONG_DIGITS = st.integers(min_value=41, max_value=6000).map(lambda size: "9" * size)
+# Text that is not the one integer form (_validate.INT_FORMS): anything but 0 or -?[1-9][0-9]* -- float and exponent text,
+# 'inf', spaces, signs, underscores, non-ASCII digits, control characters. ansible-core crashes on some and reads others.
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+_NOT_INT_TEXT = st.one_of(
+    st.text(max_size=12),
+    st.from_regex(r"\A[-+ ._eEx0-9]{1,10}\Z"),
+    st.sampled_from(["inf", "-inf", "+inf", "Infinity", "nan", "NaN", "1e4301", "-1e4301", "1e3", "1.0", "5.", " 5", "5 ", "+5", "5_0", "05",
+                     "\u0663", "\uff15", "\u00b2", "\x1b[31m1", "1\x9b"]),
+).filter(lambda text: not _INT_TEXT.fullmatch(text))
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 _JUNK = st.recursive(st.one_of(st.booleans(), st.integers(), st.floats(), st.text(max_size=6)),
                      lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
                      max_leaves=6)
@@ -76,7 +87,7 @@ def _bad_for(spec, numbers_ok=False):
             wrong += [_HUGE_INT]
         return st.one_of(wrong)
     if kind == "int":
-        return st.one_of(st.booleans(), _OUT_OF_RANGE_INT, _NON_FINITE, _LONG_DIGITS, _BAD_TEXT,
+        return st.one_of(st.booleans(), _OUT_OF_RANGE_INT, _NON_FINITE, _LONG_DIGITS, _BAD_TEXT, _NOT_INT_TEXT, _FLOATS,
                          st.lists(_JUNK, max_size=3), st.dictionaries(st.text(max_size=4), _JUNK, max_size=3))
     if kind == "bool":
         return st.one_of(st.integers(min_value=2), st.integers(max_value=-1), _NON_FINITE, _HUGE_INT, _BAD_TEXT,
@@ -94,7 +105,9 @@ def _bad_for(spec, numbers_ok=False):
         if element_spec["type"] == "dict":
             element_spec.pop("default", None)
         bad_list = st.builds(lambda good, bad, at: good[:at] + [bad] + good[at:], st.just([]), _bad_for(element_spec), st.integers(0, 0))
-        return st.one_of(st.booleans(), st.dictionaries(st.text(min_size=1, max_size=4), _JUNK, min_size=1, max_size=3), bad_list)
+        # a scalar: ansible-core would make it a list (5 into ['5'], 'a,b' into ['a', 'b'])
+        scalar = st.one_of(st.integers(), _FLOATS, st.text(max_size=8).filter(lambda text: "\x00" not in text))
+        return st.one_of(st.booleans(), st.dictionaries(st.text(min_size=1, max_size=4), _JUNK, min_size=1, max_size=3), bad_list, scalar)
     return _JUNK
 
 

@@ -113,7 +113,7 @@ def test_filters_common_only_and_missing_device_warning(sysroot, harness):
     counters = result["ansible_facts"]["rdma_counters"]
     assert list(counters) == ["mlx5_0"] and list(counters["mlx5_0"]) == ["2"]
     assert "counters" not in counters["mlx5_0"]["2"] and "hw_counters" not in counters["mlx5_0"]["2"]
-    assert harness.warnings == ["device: no RDMA device named mlx5_9 in /sys/class/infiniband"]
+    assert harness.warnings == ["device: no RDMA device named 'mlx5_9' in /sys/class/infiniband"]
 
 
 def test_no_rdma_at_all(sysroot):

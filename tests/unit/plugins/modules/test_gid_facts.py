@@ -155,7 +155,7 @@ def test_filters_and_missing_device_warning(sysroot, warned):
     assert list(facts["rdma_devices"]) == ["mlx5_0"]
     assert list(facts["rdma_devices"]["mlx5_0"]["ports"]) == ["2"]
     assert [(r["device"], r["port"]) for r in facts["rdma_gids"]] == [("mlx5_0", 2)]
-    assert warned == ["device: no RDMA device named rxe9 in /sys/class/infiniband"]
+    assert warned == ["device: no RDMA device named 'rxe9' in /sys/class/infiniband"]
 
 
 def test_no_rdma_at_all(sysroot):
