@@ -17,6 +17,16 @@ notes:
     that is not valid UTF-8, C(inf) and C(nan), integers of more than 128 bits and integer text longer than 40
     characters, and anything but a dictionary for an option that takes suboptions. Each fails with a one-line message
     naming the option, before anything on the host is read or changed.
+  - An integer option (and each integer of a list) takes an integer or its decimal digits as text (C(4096) or
+    C("4096"); C(0-9) with an optional leading C(-)). A float (C(1.0)), a boolean, and text such as C("1e3"),
+    C("1.0"), C(" 5"), C("+5"), C("05"), C("5_0"), C("0x10"), C("inf") or non-ASCII digits are refused, where ansible-core
+    would read them as numbers or crash on them.
+  - "A list option takes a YAML list only; a single value (C(device: mlx5_0), C(pfc: 3)) is refused rather than read
+    as a one-item list (ansible-core also splits text at commas). Write C(device: [mlx5_0])."
+  - Device and interface names with a control character (ESC, CSI, DEL, other C0 and C1 codes), a Unicode format
+    character (U+200B, U+202E) or a separator other than the space are refused; an interface name also may not
+    contain a byte the kernel counts as white space (its UTF-8 may not hold the byte 0xa0, as C(à) does).
+    Messages and warnings show any such character of a host's or a user's text escaped (C(\x1b)), on one line.
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
