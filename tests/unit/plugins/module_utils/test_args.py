@@ -133,6 +133,12 @@ CORE_INT = [
     ("-0", ("becomes", 0)),
     (True, ("becomes", True)),
     (1.0, ("becomes", 1)),
+    # refused, with ansible-core's message (the option without a list index, the value, no accepted form)
+    ("nan", ("refuses", "argument 'port' is of type str and we were unable to convert to int")),
+    ("0x10", ("refuses", "argument 'port' is of type str and we were unable to convert to int")),
+    ("\u00b2", ("refuses", "argument 'port' is of type str and we were unable to convert to int")),
+    ("", ("refuses", "argument 'port' is of type str and we were unable to convert to int")),
+    (2.5, ("refuses", "argument 'port' is of type float and we were unable to convert to int")),
 ]
 
 
@@ -143,6 +149,8 @@ def _core_int(value):
         result = ArgumentSpecValidator({"port": {"type": "int"}, "names": {"type": "list", "elements": "str"}}).validate({"port": value})
     except Exception as exc:  # pylint: disable=broad-exception-caught
         return "crash", type(exc)
+    if result.error_messages:
+        return "refuses", result.error_messages[0].split(":", 1)[0]
     got = result.validated_parameters["port"]
     return "becomes", (f"an int of {got.bit_length()} bits" if isinstance(got, int) and got.bit_length() > 64 else got)
 
