@@ -185,10 +185,12 @@ def _module_class():
 
     class Module(basic.AnsibleModule):
         def fail_json(self, msg, **kwargs):  # pylint: disable=arguments-differ
+            _skip_stackwalk = True  # noqa: F841 pylint: disable=unused-variable  # as ansible-core marks its own frames
             super().fail_json(msg=_validate.one_line(msg) if isinstance(msg, str) else msg, **kwargs)
 
-        def warn(self, warning):
-            super().warn(_validate.one_line(warning) if isinstance(warning, str) else warning)
+        def warn(self, warning, **kwargs):
+            _skip_stackwalk = True  # noqa: F841 pylint: disable=unused-variable
+            super().warn(_validate.one_line(warning) if isinstance(warning, str) else warning, **kwargs)
 
     return Module
 

@@ -87,8 +87,8 @@ BAD_INT_FORMS = [
     ("csi", "1\x9b"), ("41-digits", "1" * 41), ("true", True), ("float-whole", 1.0), ("float-fraction", 2.5),
 ]
 # Enough of BAD_INT_FORMS for the int options after a module's first (which gets them all): the lab runs every case.
-SOME_INT_FORMS = [pair for pair in BAD_INT_FORMS if pair[0] in ("inf", "1e4301", "nan", "float-text", "leading-space", "arabic-indic-digit",
-                                                                  "escape", "true", "float-whole")]
+SOME_LABELS = ("inf", "1e4301", "nan", "float-text", "leading-space", "arabic-indic-digit", "escape", "true", "float-whole")
+SOME_INT_FORMS = [pair for pair in BAD_INT_FORMS if pair[0] in SOME_LABELS]
 # A scalar where a list is expected: ansible-core makes 5 into ['5'] and splits 'a,b' at the comma.
 BAD_LIST_SCALARS = [("number", 5), ("string", "x"), ("comma-string", "x,y"), ("true", True), ("float", 1.5)]
 
