@@ -41,7 +41,7 @@ def test_opensm_conf():
     ("opensm_partitions_conf", ([dict(STORAGE, pkey=0x8002)],), r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.pkey: 0x8002"),
     ("opensm_partitions_conf", ([dict(STORAGE, members=[{"guid": "ALL", "membership": "both"}])], False),
      r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.members\[0\]\.membership: both needs"),
-    ("opensm_partitions", ("x=0x2 : ALL",), r"^opensm_partitions: partitions\.conf: line 1: partition definition without its final ';'"),
+    ("opensm_partitions", ("x=0x2 ALL;",), r"^opensm_partitions: partitions\.conf: line 1: no partition definition found"),
     ("opensm_conf", ({"sm_priority": 16},), r"^opensm_conf: subnet_manager_options\.sm_priority: 16 is out of range"),
 ])
 def test_errors_are_filter_errors(name, args, message):
