@@ -197,6 +197,12 @@ def _keep_sm_full(partition: dict, path: str, seen: dict) -> None:
     longer reach the SM (sminfo -G: "can't resolve destination port"). OpenSM's later listing wins,
     so SELF=full as the last member keeps it full.
     """
+    both = [index for index, member in enumerate(partition["members"]) if member["membership"] == "both"]
+    if both:
+        # OpenSM's P_Key manager gives index 0 to the default P_Key; whether a port also keeps 0x7fff next to 0xffff
+        # depends on the table the port had before (seen on ibsim: only 0xffff after an earlier sweep)
+        raise ValueError(f"{path}.members[{both[0]}].membership: both in the default partition: OpenSM keeps 0xffff and, "
+                         "depending on the port's earlier table, drops 0x7fff; allowed: full or limited")
     if "SELF" in seen:
         if partition["members"][seen["SELF"]]["membership"] == "limited":
             raise ValueError(f"{path}.members[{seen['SELF']}].membership: limited would make the SM's own port a limited member "

@@ -173,6 +173,30 @@ class Fabric:
         return {word for line in proc.stdout.splitlines() if ":" in line
                 for word in line.split(":", 1)[1].split() if word.startswith("0x") and int(word, 16)}
 
+    def pkeys_direct(self, host: str, via: str = "hca5") -> set:
+        """The non-zero P_Keys of an HCA's port by directed route from via (no SA needed: works after opensm -o exits)."""
+        number = int(host[3:])
+        path = "0" if host == via else f"0,1,{number}"  # via's port 1 to the switch, then the switch's port <number>
+        proc = self.run(via, "smpquery", "-D", "pkeys", path)
+        assert proc.returncode == 0, f"smpquery -D pkeys {path}: rc {proc.returncode}: {proc.stderr.strip()}"
+        return {word for line in proc.stdout.splitlines() if ":" in line
+                for word in line.split(":", 1)[1].split() if word.startswith("0x") and int(word, 16)}
+
+    def once(self, name: str, partitions_conf: str, options: str = "", host: str = "hca1") -> str:
+        """OpenSM in once mode (-o: sweep, program the ports, exit) with this partitions.conf text; its log and stderr."""
+        cwd = self._dir(name)
+        partitions = os.path.join(cwd, "partitions.conf")
+        conf = os.path.join(cwd, "opensm.conf")
+        with open(partitions, "w", encoding="utf-8") as handle:
+            handle.write(partitions_conf)
+        with open(conf, "w", encoding="utf-8") as handle:
+            handle.write(f"{options}partition_config_file {partitions}\n")
+        env = self.env(host, OSM_CACHE_DIR=cwd, OSM_TMP_DIR=cwd)
+        argv = ["opensm", "-o", "-F", conf, "-g", PORT_GUIDS[host], "-f", self.log_path(name), "--dump_files_dir", cwd]
+        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=COMMAND_LIMIT * 3, check=False)
+        assert proc.returncode == 0, f"opensm -o: rc {proc.returncode}: {proc.stdout[-1000:]} {proc.stderr[-1000:]}"
+        return self.log(name) + proc.stdout + proc.stderr
+
     def wait_for_pkeys(self, expected: dict, timeout: float = 15) -> dict:
         """Poll every port until its table is expected[port] ({host: set of '0x....'}); the tables seen."""
         deadline = time.monotonic() + timeout

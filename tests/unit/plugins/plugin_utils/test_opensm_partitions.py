@@ -106,6 +106,8 @@ def test_render_one_partition(entry, expected):
                                r"OpenSM gives the partition SL 0\)"),
     ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": "ALL", "membership": "limited"}, {"guid": "SELF"}]}],
      r"^subnet_manager_partitions\[0\]\.members\[1\]\.membership: limited would make the SM's own port a limited member"),
+    ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": GUID2, "membership": "full"}, {"guid": "ALL", "membership": "both"}]}],
+     r"^subnet_manager_partitions\[0\]\.members\[1\]\.membership: both in the default partition: OpenSM keeps 0xffff"),
     ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": "SELF", "membership": "full"}, {"guid": "ALL"}]}],
      r"^subnet_manager_partitions\[0\]\.members\[0\]\.guid: SELF must be listed after the limited members"),
     ([part(ipoib="yes")], r"^subnet_manager_partitions\[0\]\.ipoib: 'yes' is not a boolean"),
