@@ -17,9 +17,14 @@ OpenSM runs in once mode (-o, about 0.1 s) where the SA is not needed, as a serv
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import shutil
+import subprocess
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +34,7 @@ from ibsim_fabric import PORT_GUIDS, Fabric
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_agreement
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partitions as P
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SM = "hca1"
 HOSTS = sorted(PORT_GUIDS)
 FALLBACK = re.compile(r"PARSE ERROR|retrying with default config")
@@ -217,3 +223,42 @@ def test_limited_default_keeps_the_sm_reachable(tmp_path):
                 with pytest.raises(AssertionError, match="can't resolve destination port"):
                     fabric.wait_for_sm(guid=PORT_GUIDS[SM], timeout=3)
                 assert fabric.pkeys_direct(SM) == {"0x7fff"}  # the SM's own port demoted
+
+
+# --- the role's check before it installs a partitions.conf (roles/subnet_manager/vars/main.yml) ----------------
+
+def _role_check(path: str, env_path: str = ibsim_fabric.PATH) -> subprocess.CompletedProcess:
+    """The role's validate command, as copy runs it: the %s replaced by the file, split like a command line."""
+    with open(os.path.join(REPO, "roles", "subnet_manager", "vars", "main.yml"), encoding="utf-8") as handle:
+        command = yaml.safe_load(handle)["__subnet_manager_partitions_check"]
+    return subprocess.run(shlex.split(command % path), capture_output=True, text=True, timeout=60, check=False,
+                          env=dict(os.environ, PATH=env_path))
+
+
+@pytest.mark.parametrize("text, refused", [
+    (P.render_partitions(P.normalize_partitions([{"name": "s", "pkey": "16", "members": [{"guid": PORT_GUIDS["hca2"]}]}])), None),
+    ("Default=0x7fff, ipoib : ALL=full;\ns=0x2 : 0x0000000000000000=full;\n", "bad PortGUID"),
+    ("Default=0x7fff, ipoib : ALL=full;\ns=0xZZ : ALL=full;\n", "bad partition definition"),
+    ("Default=0x7fff, ipoib : ALL=full;\ns=0x2 : " + ", ".join(f"0x{n:016x}=full" for n in range(1, 200)) + ";\n",
+     "retrying with default config"),
+])
+def test_the_roles_check_runs_opensm_before_the_file_is_installed(tmp_path, text, refused):
+    path = tmp_path / "partitions.conf"
+    path.write_text(text)
+    proc = _role_check(str(path))
+    if refused:
+        assert proc.returncode == 1 and "OpenSM would discard this partitions.conf" in proc.stdout and refused in proc.stdout, proc
+    else:
+        assert proc.returncode == 0 and "read it without a parse error" in proc.stdout, proc
+
+
+def test_the_roles_check_passes_without_the_simulator(tmp_path):
+    """A real host has no ibsim: the file is then valid by construction (the property above)."""
+    path = tmp_path / "partitions.conf"
+    path.write_text("s=0x2 : 0x0000000000000000=full;\n")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "ls", "head", "mktemp"):
+        os.symlink(shutil.which(tool), bare / tool)
+    proc = _role_check(str(path), str(bare))
+    assert proc.returncode == 0 and "not run under OpenSM" in proc.stdout, proc
