@@ -130,6 +130,52 @@ def test_whatever_the_role_accepts_opensm_reads_and_programs(fabric, drawn):
     assert P.parse_partitions(text) == partitions  # and the collection reads its own file back as written
 
 
+# --- the parser's property: a hand-written file reads as OpenSM reads it ------------------------------------------
+
+def _number_texts(number: int) -> st.SearchStrategy:
+    """The ways a file may write a number, all of which OpenSM reads with strtoul(..., 0)."""
+    return st.sampled_from([str(number), f"0x{number:x}", f"0X{number:04X}", f"0{number:o}"])
+
+
+KEYWORD_TEXTS = st.sampled_from(["ALL", "A", "AL", "ALL_CAS", "ALL_C", "ALL_", "ALL_SWITCHES", "ALL_S", "ALL_ROUTERS", "SELF", "S", "SEL"])
+PORT_TEXTS = st.one_of(KEYWORD_TEXTS, st.sampled_from(sorted(PORT_GUIDS.values())),
+                       st.sampled_from(sorted(PORT_GUIDS.values())).map(lambda g: hex(int(g, 16))),  # 0x2c90300002001
+                       st.sampled_from(sorted(PORT_GUIDS.values())).map(lambda g: str(int(g, 16))),  # decimal
+                       st.integers(1, 2**63).map(hex))
+FLAG_TEXTS = st.sampled_from(["", "=full", "=f", "=fu", "=limited", "=l", "=lim", "=x"])
+
+
+@st.composite
+def hand_written(draw):
+    """A partitions.conf as a person might write it: numbers in any base, abbreviations, repeated ports, members over lines."""
+    lines = []
+    pkeys = draw(st.lists(st.integers(1, 0x7FFE), min_size=1, max_size=4, unique=True))
+    if draw(st.booleans()):
+        pkeys.insert(0, 0x7FFF)
+    for index, number in enumerate(pkeys):
+        shown = draw(_number_texts(number | (0x8000 if draw(st.booleans()) else 0)))
+        flags = draw(st.lists(st.sampled_from(["ipoib", "i", "defmember=full", "defmember=l", "mtu=4", "rate=0x3", "sl=0"]),
+                              max_size=3))
+        ports = draw(st.lists(st.tuples(PORT_TEXTS, FLAG_TEXTS), min_size=1, max_size=8))
+        members = [f"{port}{flag}" for port, flag in ports]
+        separator = draw(st.sampled_from([", ", ",\n  ", " ,\t"]))
+        lines.append(f"p{index}={shown}{''.join(', ' + flag for flag in flags)} : {separator.join(members)};")
+    return "# hand-written\n" + "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(hand_written())
+def test_a_hand_written_file_reads_as_opensm_reads_it(fabric, text):
+    """Whatever parse_partitions() reads, OpenSM reads without a fallback and programs what the parsed partitions mean."""
+    try:
+        parsed = P.parse_partitions(text)
+    except ValueError:
+        parsed = None  # refused with its line (e.g. a P_Key listed twice once the 0x8000 bit is cleared)
+    assume(parsed is not None)
+    no_fallback(fabric.once("hand", text))
+    assert tables(fabric) == expected_tables(parsed, False), (text, parsed)
+
+
 # --- each value OpenSM discards or reads differently ---------------------------------------------
 
 def test_many_members_one_line_falls_back_over_lines_is_read(fabric):
