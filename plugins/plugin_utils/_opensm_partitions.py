@@ -12,9 +12,19 @@ normalize_partitions() checks a list of them and returns them in one canonical
 form (P_Key as "0x" + 4 hex digits, GUIDs in lower case, every key present,
 the default partition 0x7fff first, added as ``Default=0x7fff, ipoib : ALL=full;``
 when the list has none); render_partitions() writes that form in OpenSM's
-syntax, one partition per line, each ending with ';'; parse_partitions() reads
-such a file back into the same form (one parser for the format), so a file on a
-host can be compared partition by partition (diff_partitions()).
+syntax, each partition ending with ';', its members 8 to a line (OpenSM's line
+buffer is 4096 bytes); parse_partitions() reads such a file, or one written by
+hand, as OpenSM reads it (one parser for the format), so a file on a host can be
+compared partition by partition (diff_partitions()).
+
+normalize_partitions() refuses what OpenSM would discard or read differently
+than asked: a GUID of all zeros (OpenSM discards the whole file), sl other than
+0 without qos (OpenSM uses SL 0), P_Key text with a leading zero (octal to
+OpenSM); in the default partition it keeps the SM's own port a full member.
+The parser follows opensm/osm_prtn_config.c and osm_prtn.c, identical in
+OpenSM 3.3.23 (Debian 12), 3.3.24 and master as of fa74b98c (3.3.20 differs only
+in a verbose warning); tests/ib/test_opensm_partitions_ibsim.py checks both
+directions against real OpenSM 3.3.23 on ibsim.
 
 normalize_options() and render_options() do the same for opensm.conf: only the
 options the user sets, each checked by type and range, written as

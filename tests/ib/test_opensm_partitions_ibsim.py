@@ -163,7 +163,7 @@ def hand_written(draw):
     return "# hand-written\n" + "\n".join(lines) + "\n"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(hand_written())
 def test_a_hand_written_file_reads_as_opensm_reads_it(fabric, text):
     """Whatever parse_partitions() reads, OpenSM reads without a fallback and programs what the parsed partitions mean."""
