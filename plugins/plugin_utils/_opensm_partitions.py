@@ -52,8 +52,8 @@ DEFAULT_PARTITION = {
     "members": [{"guid": "ALL", "membership": "full"}],
 }
 # what OpenSM has for 0x7fff when partitions.conf does not list it: every port limited, its own port full, no IPoIB group
-OPENSM_DEFAULT_PARTITION = dict(DEFAULT_PARTITION, ipoib=False, members=[{"guid": "ALL", "membership": "limited"},
-                                                                          {"guid": "SELF", "membership": "full"}])
+OPENSM_DEFAULT_PARTITION = dict(DEFAULT_PARTITION, ipoib=False,
+                                members=[{"guid": "ALL", "membership": "limited"}, {"guid": "SELF", "membership": "full"}])
 KEYWORDS = ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF")
 MEMBERSHIPS = ("full", "limited", "both")
 DEFAULT_MEMBERSHIP = "limited"  # what OpenSM assumes when a port is listed without one
