@@ -195,6 +195,10 @@ def normalize_partition(entry, path: str, allow_both: bool = True, qos: bool = T
                              "allowed: each port or keyword once per partition")
         result["members"].append(checked)
     if result["pkey"] == pkey_text(DEFAULT_PKEY):
+        if result["name"] != DEFAULT_PARTITION["name"]:
+            # OpenSM creates 0x7fff as 'Default' before it reads the file and keeps that name for a later 0x7fff line
+            raise ValueError(f"{path}.name: {result['name']!r} for P_Key 0x7fff: OpenSM names the default partition 'Default' "
+                             "whatever the file says; allowed: Default")
         _keep_sm_full(result, path, seen)
     return result
 
@@ -401,6 +405,8 @@ def _parse_statement(number: int, statement: str) -> dict:
     value &= 0x7FFF  # (uint16_t) strtoul(), then the 0x8000 bit cleared
     if not value:
         raise ValueError(f"{where}: P_Key {pkey!r} is 0 to OpenSM, which then generates one; not read here")
+    if value == DEFAULT_PKEY:
+        name = DEFAULT_PARTITION["name"]  # osm_prtn_make_new() keeps the name of the 0x7fff partition it made first
     entry = {"name": name or f"{value:04x}", "pkey": pkey_text(value), "ipoib": False, "mtu": None, "rate": None, "sl": None,
              "members": []}
     state = {"defmember": DEFAULT_MEMBERSHIP}

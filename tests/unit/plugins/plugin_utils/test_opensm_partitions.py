@@ -430,6 +430,14 @@ def test_parse_a_file_without_default_as_opensm_has_it():
     assert [p["pkey"] for p in P.parse_partitions("a=0x3 : ;\nb=0x2 : ALL=full")] == ["0x7fff", "0x0002"]
 
 
+def test_the_default_partition_is_named_default():
+    """OpenSM makes 0x7fff as 'Default' before it reads the file; a later 0x7fff line keeps that name (osm_prtn_make_new)."""
+    assert P.parse_partitions("def=0x7fff, ipoib : ALL=full;")[0]["name"] == "Default"
+    with pytest.raises(ValueError, match=r"^subnet_manager_partitions\[0\]\.name: 'def' for P_Key 0x7fff: OpenSM names the default "
+                                         r"partition 'Default' whatever the file says; allowed: Default$"):
+        P.normalize_partitions([{"name": "def", "pkey": "0x7fff", "members": [{"guid": "ALL", "membership": "full"}]}])
+
+
 def test_zero_guid_is_refused():
     with pytest.raises(ValueError, match=r"members\[1\]\.guid: '0x0000000000000000' is not a port GUID"):
         P.normalize_partitions([part(members=[{"guid": GUID2}, {"guid": "0x0000000000000000"}])])
