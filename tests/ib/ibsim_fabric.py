@@ -177,14 +177,23 @@ class Fabric:
         """The non-zero P_Keys of an HCA's port by directed route from via (no SA needed: works after opensm -o exits)."""
         number = int(host[3:])
         path = "0" if host == via else f"0,1,{number}"  # via's port 1 to the switch, then the switch's port <number>
-        proc = self.run(via, "smpquery", "-D", "pkeys", path)
+        cwd = os.path.join(self.workdir, "pkeys-direct")  # one directory for every call: a property test makes hundreds
+        os.makedirs(cwd, exist_ok=True)
+        proc = subprocess.run(["smpquery", "-D", "pkeys", path], cwd=cwd, env=self.env(via), capture_output=True, text=True,
+                              timeout=COMMAND_LIMIT, check=False)
         assert proc.returncode == 0, f"smpquery -D pkeys {path}: rc {proc.returncode}: {proc.stderr.strip()}"
         return {word for line in proc.stdout.splitlines() if ":" in line
                 for word in line.split(":", 1)[1].split() if word.startswith("0x") and int(word, 16)}
 
     def once(self, name: str, partitions_conf: str, options: str = "", host: str = "hca1") -> str:
-        """OpenSM in once mode (-o: sweep, program the ports, exit) with this partitions.conf text; its log and stderr."""
-        cwd = self._dir(name)
+        """OpenSM in once mode (-o: sweep, program the ports, exit) with this partitions.conf text; its log and stderr.
+
+        The directory and log of a name are reused (emptied log) by the next run of that name.
+        """
+        cwd = os.path.join(self.workdir, f"once-{name}")
+        os.makedirs(cwd, exist_ok=True)
+        if os.path.exists(self.log_path(name)):
+            os.remove(self.log_path(name))
         partitions = os.path.join(cwd, "partitions.conf")
         conf = os.path.join(cwd, "opensm.conf")
         with open(partitions, "w", encoding="utf-8") as handle:

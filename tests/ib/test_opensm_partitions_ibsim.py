@@ -22,6 +22,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -308,3 +309,73 @@ def test_the_roles_check_passes_without_the_simulator(tmp_path):
         os.symlink(shutil.which(tool), bare / tool)
     proc = _role_check(str(path), str(bare))
     assert proc.returncode == 0 and "not run under OpenSM" in proc.stdout, proc
+
+
+# --- the role's handler after a SIGHUP: detect the fallback, put the previous file back ---------------------------
+
+HANDLER_PLAY = """
+- name: The subnet_manager role's handlers against OpenSM on ibsim (systemctl is a stand-in that sends SIGHUP by PID)
+  hosts: localhost
+  gather_facts: false
+  vars_files: ["{repo}/roles/subnet_manager/vars/main.yml"]
+  vars:
+    subnet_manager_manage_service: true
+    __subnet_manager_run_ports: ["{guid}"]
+    __subnet_manager_dir: "{etc}"
+  tasks:
+    - name: The OS family the handler picks the unit name by
+      ansible.builtin.set_fact:
+        ansible_facts: {{os_family: Debian}}
+    - name: Where OpenSM's log ends now
+      ansible.builtin.stat:
+        path: "{{{{ item }}}}"
+        get_checksum: false
+      loop: ["{log}"]
+      register: __subnet_manager_log_stat
+    - name: Write the new partitions.conf as the role does (backup of the old one), unchecked
+      ansible.builtin.copy:
+        dest: "{etc}/partitions.conf"
+        src: "{new}"
+        mode: "0644"
+        backup: true
+      register: __subnet_manager_partitions_written
+      notify: subnet_manager partitions changed
+  handlers:
+    - name: The role's handlers
+      ansible.builtin.import_tasks: "{repo}/roles/subnet_manager/handlers/main.yml"
+"""
+
+
+def test_handler_puts_the_previous_file_back_after_a_fallback(tmp_path):
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    good = "Default=0x7fff, ipoib : ALL=full;\nstorage=0x0002 : " + PORT_GUIDS["hca2"] + "=full, " + PORT_GUIDS["hca3"] + "=limited;\n"
+    (etc / "partitions.conf").write_text(good)
+    bad = tmp_path / "new.conf"  # what a hand edit or an older role could install: a zero GUID, the whole file discarded
+    bad.write_text("Default=0x7fff, ipoib : ALL=full;\nstorage=0x0002 : 0x0000000000000000=full;\n")
+    conf = tmp_path / "opensm.conf"
+    conf.write_text(f"force_log_flush TRUE\npartition_config_file {etc}/partitions.conf\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    with Fabric(tmp_path / "fabric") as fabric:
+        proc = fabric.start_opensm("sm", SM, str(conf))
+        fabric.wait_for_sm(guid=PORT_GUIDS[SM])
+        before = {"hca2": {"0xffff", "0x8002"}, "hca3": {"0xffff", "0x0002"}}
+        assert fabric.wait_for_pkeys(before) == before
+        (bin_dir / "systemctl").write_text(f"#!/bin/sh\n[ \"$1\" = kill ] && [ \"$2\" = --signal=HUP ] && exec kill -HUP {proc.pid}\nexit 1\n")
+        (bin_dir / "systemctl").chmod(0o755)
+        play = tmp_path / "play.yml"
+        play.write_text(HANDLER_PLAY.format(repo=REPO, guid=PORT_GUIDS[SM], etc=etc, log=fabric.log_path("sm"), new=bad))
+        env = dict(os.environ, PATH=os.pathsep.join([str(bin_dir), ibsim_fabric.PATH]), ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+                   ANSIBLE_COLLECTIONS_PATH=os.environ.get("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections")))
+        run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                              "-e", f"ansible_python_interpreter={sys.executable}", str(play)],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False)
+        output = run.stdout + run.stderr
+        assert run.returncode == 2, output
+        assert "OpenSM could not read its configuration and fell back to its default partition" in output, output
+        assert "bad PortGUID" in output and "the previous partitions.conf was put back and re-read" in output, output
+        assert (etc / "partitions.conf").read_text() == good  # the previous file, in place
+        assert fabric.log("sm").count("retrying with default config") == 1  # the bad file once, then the restored one read
+        assert fabric.wait_for_pkeys(before) == before  # and OpenSM programs its partitions again
