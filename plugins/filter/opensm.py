@@ -9,9 +9,12 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils import _opensm_partiti
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _filters
 
 
-def opensm_partitions_conf(partitions, allow_both=True):
-    """partitions.conf text for a list of partitions (the default partition 0x7fff added when not listed)."""
-    return _partitions.render_partitions(_partitions.normalize_partitions(partitions, allow_both=allow_both))
+def opensm_partitions_conf(partitions, allow_both=True, qos=True):
+    """partitions.conf text for a list of partitions (the default partition 0x7fff added when not listed).
+
+    allow_both, qos: whether opensm.conf sets allow_both_pkeys and qos (membership both, and sl other than 0, need them).
+    """
+    return _partitions.render_partitions(_partitions.normalize_partitions(partitions, allow_both=allow_both, qos=qos))
 
 
 def opensm_partitions(text):

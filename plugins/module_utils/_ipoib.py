@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _pkey
 from ansible_collections.rdma.fabric.plugins.module_utils import _validate
 
 MTU_MAX = {"datagram": 4092, "connected": 65520}
@@ -67,28 +68,13 @@ def connection_name(value, option: str = "name") -> str:
 
 
 def normalize_pkey(value, option: str = "pkey") -> int:
-    """A P_Key as an int with the full-membership bit set.
+    """A P_Key as an int with the full-membership bit set (the collection's one P_Key rule: _pkey.pkey_number).
 
-    Accepts 0x8002, '0x8002', '32770', 2 or '0x0002' (all give 0x8002).
-    0x0000 and 0x8000 (no partition) and values above 0xffff are refused.
+    Accepts 0x8002, '0x8002', '32770', 2, '2' or '0x0002' (all but the first two give 0x8002 too).
+    0x0000 and 0x8000 (no partition), values above 0xffff and digit text with a leading zero are refused.
     """
-    allowed = "0x0001-0xffff except 0x8000, as hex (0x8002) or decimal (32770)"
-    if isinstance(value, bool):
-        raise ValueError(f"{option}: {value!r} is not a P_Key; allowed: {allowed}")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str):
-        text = value.strip().lower()
-        if re.fullmatch(r"0x[0-9a-f]{1,4}", text):
-            number = int(text[2:], 16)
-        elif re.fullmatch(r"[0-9]{1,5}", text):
-            number = int(text, 10)
-        else:
-            number = None
-        if number is None:
-            raise ValueError(f"{option}: {value!r} is not a P_Key; allowed: {allowed}")
-    else:
-        raise ValueError(f"{option}: {value!r} is not a P_Key; allowed: {allowed}")
+    allowed = f"0x0001-0xffff except 0x8000, as {_pkey.RULE}"
+    number = _pkey.pkey_number(value, option, allowed)
     if number < 0 or number > 0xFFFF or number & 0x7FFF == 0:
         raise ValueError(f"{option}: {value!r} is not a valid P_Key; allowed: {allowed}")
     return number | PKEY_FULL

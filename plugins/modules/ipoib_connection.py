@@ -48,7 +48,9 @@ options:
     version_added: 0.1.0
   pkey:
     description:
-      - The partition key of a child interface (C(infiniband.p-key)), as hex (V(0x8002)) or decimal (V(32770)).
+      - The partition key of a child interface (C(infiniband.p-key)), as hex (V(0x8002)) or decimal (V(32770)); V(10)
+        is decimal (0x000a), as in the subnet_manager role. Digit text with a leading zero (V(010)) is refused as
+        ambiguous (OpenSM would read it as octal); surrounding white space is refused.
       - V(0x0000) and V(0x8000) and values above V(0xffff) are refused. The full-membership bit V(0x8000) is
         always set, as the kernel does.
       - Requires O(parent).

@@ -19,7 +19,8 @@ line each, naming the host side (host, interface, P_Key or MTU) and the SM side
 - ``ib_partition_not_ipoib``: it is, without the ``ipoib`` flag (OpenSM creates no IPoIB
   broadcast group, so the interface never comes up);
 - ``ib_port_not_member``: the partition does not list the host's port (by GUID, ALL, ALL_CAS,
-  or SELF for the MASTER SM's own port - any SM's when no state is known);
+  or SELF for the MASTER SM's own port - any SM's when no state is known); a port listed more than
+  once has the membership of its last listing, as in OpenSM;
 - ``ib_limited_members``: two or more hosts use the P_Key as limited members; limited
   members can talk only to full members, not to each other;
 - ``ib_mtu_too_large``: a datagram-mode MTU above the partition's IPoIB MTU less 4 bytes
@@ -146,15 +147,19 @@ def sm_view(value, path: str) -> dict:
 
 
 def membership(partition: dict, guids, sm_guids) -> str:
-    """'full', 'limited' or None: how the ports (guids) belong to the partition (full wins, as in OpenSM without allow_both_pkeys)."""
-    levels = set()
+    """'full', 'limited' or None: how the ports (guids) belong to the partition, as OpenSM 3.3.23 builds it.
+
+    A port's later listing wins (osm_prtn_add_port() replaces the earlier one: ``ALL=full, <guid>=limited``
+    leaves that port limited); ``both`` counts as full. Before it reads the file OpenSM makes every port a
+    limited member of the default partition (0x7fff) and its own port a full member (prtn_make_default()).
+    """
+    is_sm = any(guid in sm_guids for guid in guids)
+    level = ("full" if is_sm else "limited") if partition["pkey"] == _pkey_text(_opensm_partitions.DEFAULT_PKEY) else None
     for member in partition["members"]:
         key = member["guid"]
-        if key in ("ALL", "ALL_CAS") or key in guids or (key == "SELF" and any(guid in sm_guids for guid in guids)):
-            levels.add(member["membership"])
-    if levels & {"full", "both"}:
-        return "full"
-    return "limited" if levels else None
+        if key in ("ALL", "ALL_CAS") or key in guids or (key == "SELF" and is_sm):
+            level = "limited" if member["membership"] == "limited" else "full"
+    return level
 
 
 def _needed_code(mtu: int):

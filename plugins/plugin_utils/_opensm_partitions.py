@@ -12,9 +12,19 @@ normalize_partitions() checks a list of them and returns them in one canonical
 form (P_Key as "0x" + 4 hex digits, GUIDs in lower case, every key present,
 the default partition 0x7fff first, added as ``Default=0x7fff, ipoib : ALL=full;``
 when the list has none); render_partitions() writes that form in OpenSM's
-syntax, one partition per line, each ending with ';'; parse_partitions() reads
-such a file back into the same form (one parser for the format), so a file on a
-host can be compared partition by partition (diff_partitions()).
+syntax, each partition ending with ';', its members 8 to a line (OpenSM's line
+buffer is 4096 bytes); parse_partitions() reads such a file, or one written by
+hand, as OpenSM reads it (one parser for the format), so a file on a host can be
+compared partition by partition (diff_partitions()).
+
+normalize_partitions() refuses what OpenSM would discard or read differently
+than asked: a GUID of all zeros (OpenSM discards the whole file), sl other than
+0 without qos (OpenSM uses SL 0), P_Key text with a leading zero (octal to
+OpenSM); in the default partition it keeps the SM's own port a full member.
+The parser follows opensm/osm_prtn_config.c and osm_prtn.c, identical in
+OpenSM 3.3.23 (Debian 12), 3.3.24 and master as of fa74b98c (3.3.20 differs only
+in a verbose warning); tests/ib/test_opensm_partitions_ibsim.py checks both
+directions against real OpenSM 3.3.23 on ibsim.
 
 normalize_options() and render_options() do the same for opensm.conf: only the
 options the user sets, each checked by type and range, written as
@@ -29,6 +39,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _pkey
+
 DEFAULT_PKEY = 0x7FFF
 DEFAULT_PARTITION = {
     "name": "Default",
@@ -39,6 +51,9 @@ DEFAULT_PARTITION = {
     "sl": None,
     "members": [{"guid": "ALL", "membership": "full"}],
 }
+# what OpenSM has for 0x7fff when partitions.conf does not list it: every port limited, its own port full, no IPoIB group
+OPENSM_DEFAULT_PARTITION = dict(DEFAULT_PARTITION, ipoib=False,
+                                members=[{"guid": "ALL", "membership": "limited"}, {"guid": "SELF", "membership": "full"}])
 KEYWORDS = ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF")
 MEMBERSHIPS = ("full", "limited", "both")
 DEFAULT_MEMBERSHIP = "limited"  # what OpenSM assumes when a port is listed without one
@@ -55,10 +70,9 @@ NAME_MAX = 64
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _GUID = re.compile(r"0x[0-9a-fA-F]{16}")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
-_PKEY_TEXT = re.compile(r"(?:0x)?[0-9a-fA-F]{1,4}")
 
 NAME_ALLOWED = f"1-{NAME_MAX} letters, digits, '_', '.' or '-'"
-GUID_ALLOWED = f"a port GUID (0x and 16 hex digits) or one of {', '.join(KEYWORDS)}"
+GUID_ALLOWED = f"a port GUID (0x and 16 hex digits, not all zero) or one of {', '.join(KEYWORDS)}"
 
 
 def _shown(value) -> str:
@@ -95,13 +109,11 @@ def pkey_text(pkey: int) -> str:
 
 
 def pkey_value(value, path: str) -> int:
-    """A partition's P_Key (the low 15 bits): 1-0x7fff, as an int or as hex text such as '0x0002'."""
-    allowed = "0x0001-0x7fff (membership is set per member, not with the 0x8000 bit)"
-    if isinstance(value, str) and _PKEY_TEXT.fullmatch(value.strip()):
-        value = int(value.strip(), 16)
-    number = _int(value, 0, 0xFFFF, path, allowed)
+    """A partition's P_Key (the low 15 bits): 1-0x7fff, by the collection's one P_Key rule (module_utils/_pkey.py)."""
+    allowed = f"0x0001-0x7fff (membership is set per member, not with the 0x8000 bit), as {_pkey.RULE}"
+    number = _pkey.pkey_number(value, path, allowed)
     if not 1 <= number <= 0x7FFF:
-        raise ValueError(f"{path}: {pkey_text(number)} is out of range; allowed: {allowed}")
+        raise ValueError(f"{path}: {pkey_text(number) if 0 <= number <= 0xFFFF else number} is out of range; allowed: {allowed}")
     return number
 
 
@@ -109,8 +121,9 @@ def guid_value(value, path: str) -> str:
     """A member: a port GUID (0x + 16 hex digits, lowered) or one of OpenSM's keywords."""
     if isinstance(value, str) and value in KEYWORDS:
         return value
-    if isinstance(value, str) and _GUID.fullmatch(value):
+    if isinstance(value, str) and _GUID.fullmatch(value) and int(value, 16):
         return value.lower()
+    # OpenSM refuses GUID 0 ("bad PortGUID") and then discards the whole file
     raise ValueError(f"{path}: {_shown(value)} is not a port GUID; allowed: {GUID_ALLOWED}")
 
 
@@ -144,8 +157,12 @@ def normalize_member(entry, path: str, allow_both: bool = True) -> dict:
     return {"guid": guid_value(entry["guid"], f"{path}.guid"), "membership": membership}
 
 
-def normalize_partition(entry, path: str, allow_both: bool = True) -> dict:
-    """One partition in canonical form (see the module's docstring)."""
+def normalize_partition(entry, path: str, allow_both: bool = True, qos: bool = True) -> dict:
+    """One partition in canonical form (see the module's docstring).
+
+    qos: whether opensm.conf sets qos TRUE; without it OpenSM gives the IPoIB group SL 0 whatever sl= says,
+    so an sl other than 0 is refused.
+    """
     _known(entry, path, PARTITION_KEYS)
     for key in ("name", "pkey", "members"):
         if key not in entry:
@@ -161,6 +178,9 @@ def normalize_partition(entry, path: str, allow_both: bool = True) -> dict:
     for key in ("mtu", "rate", "sl"):
         if result[key] is not None and not result["ipoib"]:
             raise ValueError(f"{path}.{key}: OpenSM sets {key} only on the IPoIB broadcast group; allowed: with ipoib: true")
+    if result["sl"] and not qos:
+        raise ValueError(f"{path}.sl: {result['sl']} needs subnet_manager_options.qos: true (without QoS OpenSM gives the "
+                         "partition SL 0); allowed: 0 or no sl, or set subnet_manager_options.qos: true")
     members = entry["members"]
     if not isinstance(members, list) or not members:
         raise ValueError(f"{path}.members: {_shown(members)} is not a list of members; allowed: one or more of "
@@ -174,42 +194,86 @@ def normalize_partition(entry, path: str, allow_both: bool = True) -> dict:
             raise ValueError(f"{path}.members[{index}].guid: {checked['guid']} is listed twice (also {path}.members[{other}]); "
                              "allowed: each port or keyword once per partition")
         result["members"].append(checked)
+    if result["pkey"] == pkey_text(DEFAULT_PKEY):
+        if result["name"] != DEFAULT_PARTITION["name"]:
+            # OpenSM creates 0x7fff as 'Default' before it reads the file and keeps that name for a later 0x7fff line
+            raise ValueError(f"{path}.name: {result['name']!r} for P_Key 0x7fff: OpenSM names the default partition 'Default' "
+                             "whatever the file says; allowed: Default")
+        _keep_sm_full(result, path, seen)
     return result
 
 
-def normalize_partitions(value, option: str = "subnet_manager_partitions", allow_both: bool = True) -> list:
+def _keep_sm_full(partition: dict, path: str, seen: dict) -> None:
+    """The default partition keeps the SM's own port a full member: SELF=full is added after a limited member.
+
+    OpenSM makes its port a full member of 0x7fff before it reads the file; a later limited listing that
+    covers it (ALL=limited, ALL_CAS=limited, its GUID) demotes it, and then limited members can no
+    longer reach the SM (sminfo -G: "can't resolve destination port"). OpenSM's later listing wins,
+    so SELF=full as the last member keeps it full.
+    """
+    both = [index for index, member in enumerate(partition["members"]) if member["membership"] == "both"]
+    if both:
+        # OpenSM's P_Key manager gives index 0 to the default P_Key; whether a port also keeps 0x7fff next to 0xffff
+        # depends on the table the port had before (seen on ibsim: only 0xffff after an earlier sweep)
+        raise ValueError(f"{path}.members[{both[0]}].membership: both in the default partition: OpenSM keeps 0xffff and, "
+                         "depending on the port's earlier table, drops 0x7fff; allowed: full or limited")
+    if "SELF" in seen:
+        if partition["members"][seen["SELF"]]["membership"] == "limited":
+            raise ValueError(f"{path}.members[{seen['SELF']}].membership: limited would make the SM's own port a limited member "
+                             "of the default partition, and limited members could not reach the SM; allowed: full or both")
+        if all(member["membership"] != "limited" for member in partition["members"][seen["SELF"] + 1:]):
+            return
+        raise ValueError(f"{path}.members[{seen['SELF']}].guid: SELF must be listed after the limited members of the default "
+                         "partition (OpenSM's later listing wins); allowed: SELF last")
+    if any(member["membership"] == "limited" for member in partition["members"]):
+        partition["members"].append({"guid": "SELF", "membership": "full"})
+
+
+def normalize_partitions(value, option: str = "subnet_manager_partitions", allow_both: bool = True, qos: bool = True) -> list:
     """The partitions in canonical form, the default partition (0x7fff) first; ValueError naming the path.
 
-    allow_both: whether opensm.conf sets allow_both_pkeys TRUE (membership 'both' is refused otherwise).
+    allow_both: whether opensm.conf sets allow_both_pkeys TRUE (membership 'both' is refused otherwise);
+    qos: whether it sets qos TRUE (sl other than 0 is refused otherwise).
     """
     if not isinstance(value, list):
         raise ValueError(f"{option}: {_shown(value)} is not a list; allowed: a list of partitions")
-    partitions, names, pkeys = [], {}, {}
-    for index, entry in enumerate(value):
-        path = f"{option}[{index}]"
-        partition = normalize_partition(entry, path, allow_both)
+    partitions = [normalize_partition(entry, f"{option}[{index}]", allow_both, qos) for index, entry in enumerate(value)]
+    return _ordered(partitions, option)
+
+
+def _ordered(partitions: list, option: str, added_default: dict = None) -> list:
+    """Names and P_Keys once each; the default partition first (added when not listed)."""
+    names, pkeys = {}, {}
+    for index, partition in enumerate(partitions):
         for key, seen in (("name", names), ("pkey", pkeys)):
             other = seen.setdefault(partition[key], index)
             if other != index:
-                raise ValueError(f"{path}.{key}: {partition[key]} is listed twice (also {option}[{other}]); "
+                raise ValueError(f"{option}[{index}].{key}: {partition[key]} is listed twice (also {option}[{other}]); "
                                  f"allowed: each partition {key} once")
-        partitions.append(partition)
     default = [partition for partition in partitions if partition["pkey"] == pkey_text(DEFAULT_PKEY)]
     others = [partition for partition in partitions if partition["pkey"] != pkey_text(DEFAULT_PKEY)]
     if not default and DEFAULT_PARTITION["name"] in names:
         raise ValueError(f"{option}[{names[DEFAULT_PARTITION['name']]}].name: 'Default' is the name of the default partition "
                          "(0x7fff), which is added when not listed; allowed: another name, or pkey 0x7fff")
-    return (default or [dict(DEFAULT_PARTITION, members=[dict(m) for m in DEFAULT_PARTITION["members"]])]) + others
+    added = dict(DEFAULT_PARTITION if added_default is None else added_default)
+    return (default or [dict(added, members=[dict(m) for m in added["members"]])]) + others
+
+
+# OpenSM reads partitions.conf with fgets(line, 4095): a longer line is cut, mid-GUID, and the whole file is
+# discarded. Members are written MEMBERS_PER_LINE to a line (each at most 34 characters), far below it.
+LINE_MAX = 4094
+MEMBERS_PER_LINE = 8
 
 
 def render_partition(partition: dict) -> str:
-    """One canonical partition as one partitions.conf line."""
+    """One canonical partition: its header and first members on one line, further members 8 to a line."""
     flags = [f"{partition['name']}={partition['pkey']}"]
     if partition["ipoib"]:
         flags.append("ipoib")
         flags.extend(f"{key}={partition[key]}" for key in ("mtu", "rate", "sl") if partition[key] is not None)
-    members = ", ".join(f"{member['guid']}={member['membership']}" for member in partition["members"])
-    return f"{', '.join(flags)} : {members};"
+    members = [f"{member['guid']}={member['membership']}" for member in partition["members"]]
+    lines = [", ".join(members[start:start + MEMBERS_PER_LINE]) for start in range(0, len(members), MEMBERS_PER_LINE)]
+    return f"{', '.join(flags)} : " + ",\n    ".join(lines) + ";"
 
 
 HEADER = "# Managed by rdma.fabric (subnet_manager role); local edits are replaced. Syntax: partitions.conf in opensm(8).\n"
@@ -220,76 +284,179 @@ def render_partitions(partitions: list) -> str:
     return HEADER + "".join(render_partition(partition) + "\n" for partition in partitions)
 
 
+# --- reading a partitions.conf as OpenSM 3.3.23 does (opensm/osm_prtn_config.c) ---------------------
+
+_STRTOUL = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+ULONG_MAX = 2**64 - 1
+
+
+def c_strtoul(text: str):
+    """(value, rest) as C's strtoul(text, &end, 0) reads text: 0x.. hex, a leading 0 octal, else decimal;
+    a sign is read (negative wraps), too large is ULONG_MAX; (0, text) when no number starts there."""
+    match = _STRTOUL.match(text)
+    if not match:
+        return 0, text
+    digits = match.group(2)
+    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") else 10
+    value = min(int(digits[2:] if base == 16 else digits, base), ULONG_MAX)
+    if match.group(1) == "-":
+        value = (-value) % (ULONG_MAX + 1)
+    return value, text[match.end():]
+
+
+def _whole_number(text: str):
+    """The number when all of text is one (strtoul with *end == 0), else None."""
+    value, rest = c_strtoul(text)
+    return value if text and not rest and rest is not text else None
+
+
+def _abbreviates(text: str, word: str) -> bool:
+    """OpenSM's strncmp(text, word, strlen(text)) == 0: text is a prefix of word (the empty text too)."""
+    return word.startswith(text)
+
+
+_GROUP_FLAGS = ("mtu", "rate", "scope", "Q_Key", "TClass", "sl", "FlowLabel")
+
+
 def _statements(text: str):
-    """(line number, statement) for each ';'-terminated statement, comments removed."""
+    """(line number, statement) for each ';'-terminated statement, comments removed, as OpenSM splits them.
+
+    OpenSM needs a partition's header and its ':' on the statement's first line (else "no partition
+    definition found") and cuts lines longer than 4094 characters; both discard the whole file.
+    """
     start, buffer = None, []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) + 1 > LINE_MAX:
+            raise ValueError(f"line {number}: {len(line)} characters; OpenSM reads at most {LINE_MAX - 1} per line and "
+                             "reads the rest as a line of its own (a GUID cut in two)")
         line = line.split("#", 1)[0]
         while line:
             head, sep, line = line.partition(";")
-            if head.strip() and start is None:
+            if head.strip(" \t\n") and start is None:
                 start = number
-            buffer.append(head)
+                if ":" not in head:
+                    raise ValueError(f"line {number}: no partition definition found (no ':' on the partition's first line)")
+            if start is not None:
+                buffer.append(head)
             if sep:
-                if start is None:
-                    raise ValueError(f"line {number}: empty statement (a ';' with nothing before it)")
-                yield start, " ".join(buffer)
+                if start is not None:
+                    yield start, "\n".join(buffer)
                 start, buffer = None, []
             elif not line:
                 break
     if start is not None:
-        raise ValueError(f"line {start}: partition definition without its final ';'")
+        yield start, "\n".join(buffer)  # OpenSM applies a last partition without its final ';'
+
+
+def _parse_flag(entry: dict, where: str, flag: str, value, state: dict) -> None:
+    """One partition flag as OpenSM's partition_add_flag() reads it (names may be abbreviated)."""
+    group = next((name for name in _GROUP_FLAGS if _abbreviates(flag, name)), None)
+    if group in ("mtu", "rate"):
+        number = c_strtoul(value)[0] if value is not None else 0
+        if number:  # 0 or no value: skipped, OpenSM's default stays
+            entry[group] = number
+    elif group == "sl":
+        number, rest = c_strtoul(value or "")
+        if value and rest is not value and number <= 15 and (not rest or rest[0].isspace()):
+            entry["sl"] = number
+    elif group is not None:
+        raise ValueError(f"{where}: partition flag {flag!r} ({group}) is not read here")
+    elif _abbreviates(flag, "ipoib"):
+        entry["ipoib"] = True
+    elif _abbreviates(flag, "defmember"):
+        if value is not None and any(_abbreviates(value, word) for word in MEMBERSHIPS):
+            state["defmember"] = next(word for word in ("full", "both", "limited") if _abbreviates(value, word))
+    elif flag == "indx0":
+        raise ValueError(f"{where}: partition flag 'indx0' is not read here")
+    # any other flag: OpenSM ignores it (a PARSE WARN at verbose level only)
+
+
+def _parse_member(where: str, port: str, defmember: str):
+    """One member as OpenSM's partition_add_port() reads it: (guid or keyword, membership), None for NONE or empty."""
+    name, eq, flag = port.partition("=")
+    name, flag = name.strip(" \t\n"), flag.strip(" \t\n")
+    if not name or _abbreviates(name, "NONE"):
+        return None
+    if not eq:
+        membership = defmember
+    else:
+        membership = next((word for word in ("full", "both") if _abbreviates(flag, word)), "limited")
+    keyword = next((word for word in KEYWORDS if _abbreviates(name, word)), None)
+    if keyword:
+        return keyword, membership
+    guid = _whole_number(name)
+    if not guid:
+        raise ValueError(f"{where}: bad PortGUID {name!r}; OpenSM discards the whole file and uses its default partition")
+    return f"0x{guid:016x}", membership
 
 
 def _parse_statement(number: int, statement: str) -> dict:
     where = f"line {number}"
-    definition, sep, properties = statement.partition(":")
-    if not sep:
-        raise ValueError(f"{where}: no ':' between the partition definition and its members")
-    if ":" in properties:
-        raise ValueError(f"{where}: more than one ':' (defmember sections are not read here)")
-    fields = [field.strip() for field in definition.split(",")]
-    name, eq, pkey = fields[0].partition("=")
+    definition, _sep, properties = statement.partition(":")
+    fields = definition.split(",")
+    name, eq, pkey = (part.strip(" \t\n") for part in fields[0].partition("="))
+    if not eq and name[:1].isdigit():
+        name, pkey, eq = "", name, "="
     if not eq:
-        raise ValueError(f"{where}: partition {name.strip()!r} has no P_Key (OpenSM would generate one)")
-    entry = {"name": name.strip(), "pkey": pkey.strip(), "ipoib": False, "members": []}
-    defmember = DEFAULT_MEMBERSHIP
+        raise ValueError(f"{where}: partition {name!r} has no P_Key (OpenSM would generate one)")
+    value = _whole_number(pkey)
+    if value is None:
+        raise ValueError(f"{where}: bad partition definition: P_Key {pkey!r} is not a number; OpenSM discards the whole file")
+    value &= 0x7FFF  # (uint16_t) strtoul(), then the 0x8000 bit cleared
+    if not value:
+        raise ValueError(f"{where}: P_Key {pkey!r} is 0 to OpenSM, which then generates one; not read here")
+    if value == DEFAULT_PKEY:
+        name = DEFAULT_PARTITION["name"]  # osm_prtn_make_new() keeps the name of the 0x7fff partition it made first
+    entry = {"name": name or f"{value:04x}", "pkey": pkey_text(value), "ipoib": False, "mtu": None, "rate": None, "sl": None,
+             "members": []}
+    state = {"defmember": DEFAULT_MEMBERSHIP}
     for field in fields[1:]:
-        key, eq, value = (part.strip() for part in field.partition("="))
-        if key == "ipoib" and not eq:
-            entry["ipoib"] = True
-        elif key in ("mtu", "rate", "sl") and eq:
-            entry[key] = value
-        elif key == "defmember" and value in MEMBERSHIPS:
-            defmember = value
-        else:
-            raise ValueError(f"{where}: unrecognized partition flag {field!r}; allowed: ipoib, mtu=, rate=, sl=, defmember=")
+        flag, eq, flag_value = (part.strip(" \t\n") for part in field.partition("="))
+        _parse_flag(entry, where, flag, flag_value if eq else None, state)
     for port in properties.split(","):
-        port = port.strip()
-        if not port:
-            continue
-        if port.startswith("mgid="):
-            raise ValueError(f"{where}: multicast group {port!r} is not read here")
-        guid, eq, membership = (part.strip() for part in port.partition("="))
-        entry["members"].append({"guid": guid, "membership": membership if eq else defmember})
+        if port.partition("=")[0].strip(" \t\n") == "mgid":
+            raise ValueError(f"{where}: multicast groups (mgid=) are not read here")
+        member = _parse_member(where, port, state["defmember"])
+        if member:
+            guid, membership = member
+            # OpenSM's later listing of a port wins: the earlier one is dropped (the order of the rest is kept)
+            entry["members"] = [m for m in entry["members"] if m["guid"] != guid] + [{"guid": guid, "membership": membership}]
     return entry
 
 
 def parse_partitions(text: str, option: str = "partitions.conf") -> list:
-    """A partitions.conf (as render_partitions() writes it, or by hand in the same subset) in canonical form.
+    """A partitions.conf in canonical form, read as OpenSM 3.3.23 reads it (numbers by strtoul base 0: 16 is
+    0x0010, 010 is 0x0008; abbreviated keywords; a port's later listing wins).
 
-    Errors name the line: 'partitions.conf: line 3: ...'. A file without a
-    0x7fff partition reads with the one normalize_partitions() adds.
+    Errors name the line: 'partitions.conf: line 3: ...', for what OpenSM refuses (it then discards the
+    whole file) and for what this parser does not model (multicast groups, generated P_Keys, indx0).
+    A file without a 0x7fff partition reads with the one normalize_partitions() adds; a partition
+    without members is dropped, as OpenSM drops it.
     """
     entries, lines = [], []
     try:
         for number, statement in _statements(text):
-            entries.append(_parse_statement(number, statement))
-            lines.append(number)
+            entry = _parse_statement(number, statement)
+            if entry["members"]:
+                entries.append(entry)
+                lines.append(number)
+        if not lines and not any(line.split("#", 1)[0].strip(" \t\n") for line in text.split("\n")):
+            raise ValueError("no partition definition; OpenSM treats such a file as an error and uses its default partition")
     except ValueError as err:
         raise ValueError(f"{option}: {err}") from None
+    checked = []
+    for index, entry in enumerate(entries):
+        try:
+            members = entry.pop("members")
+            if not entry["ipoib"]:  # without ipoib OpenSM creates no group that mtu, rate or sl would set
+                entry.update(mtu=None, rate=None, sl=None)
+            partition = normalize_partition(dict(entry, members=[{"guid": "ALL"}]), "_")
+            partition["members"] = members
+            checked.append(partition)
+        except ValueError as err:
+            raise ValueError(f"{option}: line {lines[index]}: {str(err).split(': ', 1)[1]}") from None
     try:
-        return normalize_partitions(entries, "_")
+        return _ordered(checked, "_", OPENSM_DEFAULT_PARTITION)
     except ValueError as err:
         message = str(err)
         index = int(message[2:message.index("]")])

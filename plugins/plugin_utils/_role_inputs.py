@@ -537,7 +537,8 @@ def _nfs_rdma_role(errors: _Errors, settings: dict) -> None:
 def _subnet_manager(errors: _Errors, settings: dict) -> None:
     options = errors.check(_opensm_partitions.normalize_options, settings["subnet_manager_options"], "subnet_manager_options")
     allow_both = options is not _INVALID and options.get("allow_both_pkeys") == "TRUE"
-    errors.check(_opensm_partitions.normalize_partitions, settings["subnet_manager_partitions"], "subnet_manager_partitions", allow_both)
+    qos = options is not _INVALID and options.get("qos") == "TRUE"
+    errors.check(_opensm_partitions.normalize_partitions, settings["subnet_manager_partitions"], "subnet_manager_partitions", allow_both, qos)
     guids = {}
     for index, guid in _items(errors, settings["subnet_manager_ports"], "subnet_manager_ports"):
         path = f"subnet_manager_ports[{index}]"

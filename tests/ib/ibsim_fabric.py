@@ -173,6 +173,39 @@ class Fabric:
         return {word for line in proc.stdout.splitlines() if ":" in line
                 for word in line.split(":", 1)[1].split() if word.startswith("0x") and int(word, 16)}
 
+    def pkeys_direct(self, host: str, via: str = "hca5") -> set:
+        """The non-zero P_Keys of an HCA's port by directed route from via (no SA needed: works after opensm -o exits)."""
+        number = int(host[3:])
+        path = "0" if host == via else f"0,1,{number}"  # via's port 1 to the switch, then the switch's port <number>
+        cwd = os.path.join(self.workdir, "pkeys-direct")  # one directory for every call: a property test makes hundreds
+        os.makedirs(cwd, exist_ok=True)
+        proc = subprocess.run(["smpquery", "-D", "pkeys", path], cwd=cwd, env=self.env(via), capture_output=True, text=True,
+                              timeout=COMMAND_LIMIT, check=False)
+        assert proc.returncode == 0, f"smpquery -D pkeys {path}: rc {proc.returncode}: {proc.stderr.strip()}"
+        return {word for line in proc.stdout.splitlines() if ":" in line
+                for word in line.split(":", 1)[1].split() if word.startswith("0x") and int(word, 16)}
+
+    def once(self, name: str, partitions_conf: str, options: str = "", host: str = "hca1") -> str:
+        """OpenSM in once mode (-o: sweep, program the ports, exit) with this partitions.conf text; its log and stderr.
+
+        The directory and log of a name are reused (emptied log) by the next run of that name.
+        """
+        cwd = os.path.join(self.workdir, f"once-{name}")
+        os.makedirs(cwd, exist_ok=True)
+        if os.path.exists(self.log_path(name)):
+            os.remove(self.log_path(name))
+        partitions = os.path.join(cwd, "partitions.conf")
+        conf = os.path.join(cwd, "opensm.conf")
+        with open(partitions, "w", encoding="utf-8") as handle:
+            handle.write(partitions_conf)
+        with open(conf, "w", encoding="utf-8") as handle:
+            handle.write(f"{options}partition_config_file {partitions}\n")
+        env = self.env(host, OSM_CACHE_DIR=cwd, OSM_TMP_DIR=cwd)
+        argv = ["opensm", "-o", "-F", conf, "-g", PORT_GUIDS[host], "-f", self.log_path(name), "--dump_files_dir", cwd]
+        proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=COMMAND_LIMIT * 3, check=False)
+        assert proc.returncode == 0, f"opensm -o: rc {proc.returncode}: {proc.stdout[-1000:]} {proc.stderr[-1000:]}"
+        return self.log(name) + proc.stdout + proc.stderr
+
     def wait_for_pkeys(self, expected: dict, timeout: float = 15) -> dict:
         """Poll every port until its table is expected[port] ({host: set of '0x....'}); the tables seen."""
         deadline = time.monotonic() + timeout

@@ -150,6 +150,11 @@ BAD_INPUTS = [
     ([dict(STORAGE_V1, members=[{"guid": "0x2c90300002001", "membership": "full"}])], OPTIONS,
      "subnet_manager_partitions[0].members[0].guid: '0x2c90300002001' is not a port GUID"),
     ([STORAGE_V1], {"sm_priority": 16}, "subnet_manager_options.sm_priority: 16 is out of range; allowed: 0-15"),
+    # issue 33: what OpenSM would discard (the whole file) or read differently
+    ([dict(STORAGE_V1, members=[{"guid": "0x0000000000000000", "membership": "full"}])], OPTIONS,
+     "subnet_manager_partitions[0].members[0].guid: '0x0000000000000000' is not a port GUID"),
+    ([dict(STORAGE_V1, sl=3)], OPTIONS, "subnet_manager_partitions[0].sl: 3 needs subnet_manager_options.qos: true"),
+    ([dict(STORAGE_V1, pkey="010")], OPTIONS, "subnet_manager_partitions[0].pkey: '010' is ambiguous"),
 ]
 
 

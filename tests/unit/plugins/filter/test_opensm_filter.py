@@ -32,6 +32,11 @@ def test_render_parse_and_diff():
     assert diff["unreadable"].startswith("partitions.conf: line 1: ") and diff["added"][0]["pkey"] == "0x7fff"
 
 
+def test_qos_lets_sl_through():
+    text = FILTERS["opensm_partitions_conf"]([dict(STORAGE, ipoib=True, sl=4)], False, True)
+    assert "storage=0x0002, ipoib, sl=4 : 0x0002c90300002001=full;" in text.splitlines()
+
+
 def test_opensm_conf():
     text = FILTERS["opensm_conf"]({"sm_priority": 3}, "/srv/sm/partitions.conf")
     assert text.splitlines()[2:] == ["sm_priority 3", "partition_config_file /srv/sm/partitions.conf"]
@@ -41,7 +46,11 @@ def test_opensm_conf():
     ("opensm_partitions_conf", ([dict(STORAGE, pkey=0x8002)],), r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.pkey: 0x8002"),
     ("opensm_partitions_conf", ([dict(STORAGE, members=[{"guid": "ALL", "membership": "both"}])], False),
      r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.members\[0\]\.membership: both needs"),
-    ("opensm_partitions", ("x=0x2 : ALL",), r"^opensm_partitions: partitions\.conf: line 1: partition definition without its final ';'"),
+    ("opensm_partitions_conf", ([dict(STORAGE, ipoib=True, sl=4)], False, False),
+     r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.sl: 4 needs subnet_manager_options\.qos: true"),
+    ("opensm_partitions_conf", ([dict(STORAGE, pkey="0010")],), r"^opensm_partitions_conf: subnet_manager_partitions\[0\]\.pkey: '0010' is ambiguous"),
+    ("opensm_partitions", ("x=0x2 : 0x0=full;",), r"^opensm_partitions: partitions\.conf: line 1: bad PortGUID '0x0'"),
+    ("opensm_partitions", ("x=0x2 ALL;",), r"^opensm_partitions: partitions\.conf: line 1: no partition definition found"),
     ("opensm_conf", ({"sm_priority": 16},), r"^opensm_conf: subnet_manager_options\.sm_priority: 16 is out of range"),
 ])
 def test_errors_are_filter_errors(name, args, message):

@@ -15,19 +15,26 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _ipoib
 
 @pytest.mark.parametrize("value, expected", [
     ("0x8002", 0x8002), ("0x0002", 0x8002), ("0X0002", 0x8002), ("32770", 0x8002), ("2", 0x8002), (2, 0x8002),
-    (0x8002, 0x8002), ("0x7fff", 0xFFFF), ("0xffff", 0xFFFF), ("0x0001", 0x8001), (" 0x8003 ", 0x8003),
+    (0x8002, 0x8002), ("0x7fff", 0xFFFF), ("0xffff", 0xFFFF), ("0x0001", 0x8001), ("10", 0x800A), ("16", 0x8010),
 ])
 def test_normalize_pkey(value, expected):
     assert _ipoib.normalize_pkey(value) == expected
 
 
 @pytest.mark.parametrize("value", ["0x0000", "0", 0, "0x8000", "32768", 0x8000, "0x10000", "65536", 70000, "-1", -2, "0x",
-                                   "0xg1", "abc", "", "1e3", "0x80 02", True, None, 1.0, "８"])
+                                   "0xg1", "abc", "", "1e3", "0x80 02", True, None, 1.0, "８",
+                                   " 0x8003 ", "+5", "0x 2"])
 def test_normalize_pkey_refuses(value):
     with pytest.raises(ValueError) as err:
         _ipoib.normalize_pkey(value)
     assert str(err.value).startswith("pkey: ")
     assert "0x0001-0xffff except 0x8000" in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["010", "0010", "08"])
+def test_normalize_pkey_refuses_a_leading_zero(value):
+    with pytest.raises(ValueError, match=rf"^pkey: '{value}' is ambiguous: with its leading zero OpenSM reads it as octal"):
+        _ipoib.normalize_pkey(value)
 
 
 @given(st.integers(min_value=1, max_value=0x7FFF))

@@ -91,8 +91,8 @@ CASES = [
      "hca1:/etc/opensm/partitions.conf defines it (raw)"),
     ("a partition's members differ", AGREE, {"a": PARTITIONS, "b": [dict(STORAGE, members=STORAGE["members"][:2]), COMPUTE, RAW]},
      SMS, ["ib_partitions_differ", "ib_port_not_member"], f"a and b differ on P_Key 0x0002: members [{GUID[2]}=full, {GUID[3]}=full, {GUID[4]}=limited] vs"),
-    ("a partitions.conf that does not parse", AGREE, {"sm:/etc/opensm/partitions.conf": "storage=0x0002 : ALL=full\n"}, SMS,
-     ["ib_partitions_unreadable"], "sm:/etc/opensm/partitions.conf: line 1: partition definition without its final ';'"),
+    ("a partitions.conf that does not parse", AGREE, {"sm:/etc/opensm/partitions.conf": "storage=0x0002 : 0x0=full;\n"}, SMS,
+     ["ib_partitions_unreadable"], "sm:/etc/opensm/partitions.conf: line 1: bad PortGUID '0x0'"),
 ]
 
 
@@ -185,3 +185,25 @@ def test_property_sm_priorities(priorities, data):
     top = max(priorities)
     assert ("ib_sm_priority_tie" in found) == (priorities.count(top) > 1)
     assert ("ib_sm_master_not_highest" in found) == (priorities[master] < top)
+
+
+def test_a_ports_later_listing_wins_as_in_opensm():
+    """ALL=full then the host's GUID as limited: OpenSM leaves the port limited (verified on ibsim, see tests/ib)."""
+    later = "Default=0x7fff, ipoib : ALL=full;\np=0x0002, ipoib : ALL=full, 0x0002c90300002001=limited, 0x0002c90300003001=limited;\n"
+    hosts = [{"name": f"h{n}", "guids": [f"0x0002c9030000{n}001"], "ipoib": [{"name": "c", "parent": "ib0", "pkey": "0x0002"}]}
+             for n in (2, 3)]
+    assert [m["name"] for m in _ib_agreement.agreement(hosts, later)] == ["ib_limited_members"]
+    earlier = later.replace("ALL=full, 0x0002c90300002001=limited, 0x0002c90300003001=limited",
+                            "0x0002c90300002001=limited, 0x0002c90300003001=limited, ALL=full")
+    assert _ib_agreement.agreement(hosts, earlier) == []
+
+
+def test_default_partition_starts_as_opensm_builds_it():
+    """Every port is a limited member of 0x7fff before OpenSM reads the file, the SM's own port a full one."""
+    text = "Default=0x7fff, ipoib : 0x0002c90300005001=full;\n"
+    hosts = [{"name": "h2", "guids": ["0x0002c90300002001"], "ipoib": [{"name": "ib0", "ifname": "ib0"}]}]
+    sms = [{"name": "sm", "guid": "0x0002c90300002001", "priority": 1, "state": "MASTER"}]
+    assert _ib_agreement.membership(_ib_agreement.partition_sources(text)[0][1][0], ["0x0002c90300002001"], set()) == "limited"
+    assert _ib_agreement.membership(_ib_agreement.partition_sources(text)[0][1][0], ["0x0002c90300002001"],
+                                    {"0x0002c90300002001"}) == "full"
+    assert _ib_agreement.agreement(hosts, text, sms) == []

@@ -64,7 +64,9 @@ def test_users_default_partition_is_kept_and_put_first():
 @pytest.mark.parametrize("entry, expected", [
     (part(pkey=2), "storage=0x0002 : 0x0002c90300002001=full;"),
     (part(pkey="0x7ffe"), "storage=0x7ffe : 0x0002c90300002001=full;"),
-    (part(pkey="12"), "storage=0x0012 : 0x0002c90300002001=full;"),
+    (part(pkey="12"), "storage=0x000c : 0x0002c90300002001=full;"),  # decimal: the collection's one P_Key rule
+    (part(pkey="16"), "storage=0x0010 : 0x0002c90300002001=full;"),
+    (part(pkey="0X10"), "storage=0x0010 : 0x0002c90300002001=full;"),
     (part(ipoib=True, mtu=5, rate=7, sl=3), "storage=0x0002, ipoib, mtu=5, rate=7, sl=3 : 0x0002c90300002001=full;"),
     (part(ipoib=True, mtu="4"), "storage=0x0002, ipoib, mtu=4 : 0x0002c90300002001=full;"),
     (part(members=[{"guid": "0x0002C90300002001"}]), "storage=0x0002 : 0x0002c90300002001=limited;"),
@@ -90,9 +92,24 @@ def test_render_one_partition(entry, expected):
     ([part(pkey=0)], r"^subnet_manager_partitions\[0\]\.pkey: 0x0000 is out of range; allowed: 0x0001-0x7fff"),
     ([part(pkey="0x8002")], r"^subnet_manager_partitions\[0\]\.pkey: 0x8002 is out of range; allowed: 0x0001-0x7fff \(membership"),
     ([part(pkey=0x10000)], r"^subnet_manager_partitions\[0\]\.pkey: 65536 is out of range"),
-    ([part(pkey="0xZZ")], r"^subnet_manager_partitions\[0\]\.pkey: '0xZZ' is not an integer"),
-    ([part(pkey=True)], r"^subnet_manager_partitions\[0\]\.pkey: True is not an integer"),
-    ([part(pkey=2.5)], r"^subnet_manager_partitions\[0\]\.pkey: 2\.5 is not an integer"),
+    ([part(pkey="0xZZ")], r"^subnet_manager_partitions\[0\]\.pkey: '0xZZ' is not a P_Key; allowed: 0x0001-0x7fff"),
+    ([part(pkey=True)], r"^subnet_manager_partitions\[0\]\.pkey: True is not a P_Key"),
+    ([part(pkey=2.5)], r"^subnet_manager_partitions\[0\]\.pkey: 2\.5 is not a P_Key"),
+    ([part(pkey="010")], r"^subnet_manager_partitions\[0\]\.pkey: '010' is ambiguous: with its leading zero OpenSM reads it as octal "
+                         r"\(0x0008\)"),
+    ([part(pkey=" 2")], r"^subnet_manager_partitions\[0\]\.pkey: ' 2' is not a P_Key"),
+    ([part(pkey="32770")], r"^subnet_manager_partitions\[0\]\.pkey: 0x8002 is out of range"),
+    ([part(members=[{"guid": "0x0000000000000000", "membership": "full"}])],
+     r"^subnet_manager_partitions\[0\]\.members\[0\]\.guid: '0x0000000000000000' is not a port GUID; allowed: a port GUID "
+     r"\(0x and 16 hex digits, not all zero\)"),
+    ([part(ipoib=True, sl=3)], r"^subnet_manager_partitions\[0\]\.sl: 3 needs subnet_manager_options\.qos: true \(without QoS "
+                               r"OpenSM gives the partition SL 0\)"),
+    ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": "ALL", "membership": "limited"}, {"guid": "SELF"}]}],
+     r"^subnet_manager_partitions\[0\]\.members\[1\]\.membership: limited would make the SM's own port a limited member"),
+    ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": GUID2, "membership": "full"}, {"guid": "ALL", "membership": "both"}]}],
+     r"^subnet_manager_partitions\[0\]\.members\[1\]\.membership: both in the default partition: OpenSM keeps 0xffff"),
+    ([{"name": "Default", "pkey": "0x7fff", "members": [{"guid": "SELF", "membership": "full"}, {"guid": "ALL"}]}],
+     r"^subnet_manager_partitions\[0\]\.members\[0\]\.guid: SELF must be listed after the limited members"),
     ([part(ipoib="yes")], r"^subnet_manager_partitions\[0\]\.ipoib: 'yes' is not a boolean"),
     ([part(ipoib=True, mtu=6)], r"^subnet_manager_partitions\[0\]\.mtu: 6 is out of range; allowed: 1-5 \(IBTA codes"),
     ([part(ipoib=True, mtu=0)], r"^subnet_manager_partitions\[0\]\.mtu: 0 is out of range"),
@@ -118,7 +135,7 @@ def test_render_one_partition(entry, expected):
 ])
 def test_bad_partitions(value, message):
     with pytest.raises(ValueError, match=message) as err:
-        P.normalize_partitions(value)
+        P.normalize_partitions(value, qos=False)
     assert "\n" not in str(err.value)
 
 
@@ -139,10 +156,9 @@ def test_every_rendered_line_ends_with_a_semicolon():
 # --- parsing ---------------------------------------------------------------------------------
 
 def test_parse_the_trial_file():
-    # 0x8002 in a file: OpenSM uses the low 15 bits, so this reads as 0x0002
-    with pytest.raises(ValueError, match=r"^partitions\.conf: line 2: 0x8002 is out of range"):
-        P.parse_partitions(TRIAL_FILE)
-    parsed = P.parse_partitions(TRIAL_FILE.replace("0x8002", "0x0002"))
+    # 0x8002 in a file: OpenSM clears the 0x8000 bit (osm_prtn_make_new), so this reads as 0x0002
+    parsed = P.parse_partitions(TRIAL_FILE)
+    assert parsed == P.parse_partitions(TRIAL_FILE.replace("0x8002", "0x0002"))
     assert parsed == P.normalize_partitions([
         {"name": "Default", "pkey": "0x7fff", "ipoib": True, "members": [{"guid": "ALL", "membership": "full"}]},
         {"name": "storage", "pkey": "0x0002", "ipoib": True, "members": [
@@ -171,17 +187,26 @@ def test_parse_comments_multiline_and_defmember():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("storage=0xZZZZ : ALL=full;", r"^partitions\.conf: line 1: '0xZZZZ' is not an integer"),
-    ("garbage", r"^partitions\.conf: line 1: partition definition without its final ';'"),
-    ("Default=0x7fff : ALL=full;\nstorage=0x2 : ALL=full", r"^partitions\.conf: line 2: partition definition without its final ';'"),
+    # each of these makes OpenSM 3.3.23 log PARSE ERROR and discard the whole file (osm_prtn_config.c)
+    ("storage=0xZZZZ : ALL=full;", r"^partitions\.conf: line 1: bad partition definition: P_Key '0xZZZZ' is not a number"),
+    ("storage=0x : ALL=full;", r"^partitions\.conf: line 1: bad partition definition: P_Key '0x' is not a number"),
+    ("storage=08 : ALL=full;", r"^partitions\.conf: line 1: bad partition definition: P_Key '08' is not a number"),
+    ("garbage", r"^partitions\.conf: line 1: no partition definition found"),
+    ("storage=0x2 ALL=full;", r"^partitions\.conf: line 1: no partition definition found"),
+    ("storage=0x2,\n ipoib : ALL=full;", r"^partitions\.conf: line 1: no partition definition found"),
+    ("x=0x2 : 0x0000000000000000=full;", r"^partitions\.conf: line 1: bad PortGUID '0x0000000000000000'"),
+    ("x=0x2 : 0x0002c903000020zz=full;", r"^partitions\.conf: line 1: bad PortGUID '0x0002c903000020zz'"),
+    ("x=0x2 : BOGUS=full;", r"^partitions\.conf: line 1: bad PortGUID 'BOGUS'"),
+    ("x=0x2 : " + ", ".join(f"0x{n:016x}=full" for n in range(1, 200)) + ";",
+     r"^partitions\.conf: line 1: 4982 characters; OpenSM reads at most 4093 per line"),
+    ("# only a comment\n", r"^partitions\.conf: no partition definition; OpenSM treats such a file as an error"),
+    # what OpenSM reads but this parser does not model
     ("storage : ALL=full;", r"^partitions\.conf: line 1: partition 'storage' has no P_Key"),
-    ("storage=0x2 ALL=full;", r"^partitions\.conf: line 1: no ':'"),
-    ("\n\nstorage=0x2, ipoib, bogusflag : ALL=full;", r"^partitions\.conf: line 3: unrecognized partition flag 'bogusflag'"),
-    ("storage=0x2, ipoib : mgid=ff12:401b::0707,sl=1 ALL=full;", r"^partitions\.conf: line 1: more than one ':'"),
-    ("storage=0x2 : defmember=limited : 0x1;", r"^partitions\.conf: line 1: more than one ':'"),
+    ("storage=0 : ALL=full;", r"^partitions\.conf: line 1: P_Key '0' is 0 to OpenSM, which then generates one"),
+    ("storage=0x2, ipoib : mgid=ff12:401b::0707,sl=1 ALL=full;", r"^partitions\.conf: line 1: multicast groups \(mgid=\) are not read"),
+    ("storage=0x2, ipoib, scope=2 : ALL=full;", r"^partitions\.conf: line 1: partition flag 'scope' \(scope\) is not read here"),
     ("a=0x2 : ALL=full;\nb=0x2 : ALL=full;", r"^partitions\.conf: line 2: 0x0002 is listed twice"),
-    (";", r"^partitions\.conf: line 1: empty statement"),
-    ("x=0x2 : 0x12=full;", r"^partitions\.conf: line 1: '0x12' is not a port GUID"),
+    ("x=0x2, ipoib, mtu=9 : ALL;", r"^partitions\.conf: line 1: 9 is out of range; allowed: 1-5"),
 ])
 def test_parse_errors_name_the_line(text, message):
     with pytest.raises(ValueError, match=message):
@@ -202,7 +227,7 @@ def test_diff_partitions():
 # --- properties ------------------------------------------------------------------------------
 
 GUIDS = st.one_of(st.sampled_from(P.KEYWORDS),
-                  st.integers(0, 2**64 - 1).map(lambda n: f"0x{n:016x}"),
+                  st.integers(1, 2**64 - 1).map(lambda n: f"0x{n:016x}"),
                   st.integers(1, 2**64 - 1).map(lambda n: f"0x{n:016X}"))
 MEMBERS = st.lists(st.fixed_dictionaries({"guid": GUIDS}, optional={"membership": st.sampled_from(P.MEMBERSHIPS)}),
                    min_size=1, max_size=5, unique_by=lambda m: m["guid"].lower())
@@ -213,10 +238,10 @@ NAMES = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
 def partition_lists(draw):
     count = draw(st.integers(0, 5))
     names = draw(st.lists(NAMES.filter(lambda n: n != "Default"), min_size=count, max_size=count, unique=True))
-    pkeys = draw(st.lists(st.integers(1, 0x7FFF), min_size=count, max_size=count, unique=True))
+    pkeys = draw(st.lists(st.integers(1, 0x7FFE), min_size=count, max_size=count, unique=True))
     result = []
     for name, pkey in zip(names, pkeys):
-        entry = {"name": name, "pkey": draw(st.sampled_from([pkey, f"0x{pkey:x}", f"0x{pkey:04X}"])), "members": draw(MEMBERS)}
+        entry = {"name": name, "pkey": draw(st.sampled_from([pkey, f"0x{pkey:x}", f"0x{pkey:04X}", str(pkey)])), "members": draw(MEMBERS)}
         if draw(st.booleans()):
             entry["ipoib"] = True
             for key, low, high in (("mtu", 1, 5), ("rate", 2, 22), ("sl", 0, 15)):
@@ -337,7 +362,12 @@ ROLE_DEFAULTS = {"subnet_manager_partitions": [], "subnet_manager_options": {}, 
     ({"subnet_manager_partitions": [part(pkey="0x8002")], "subnet_manager_options": {"sm_priority": 16}},
      ["subnet_manager_options.sm_priority: 16 is out of range; allowed: 0-15",
       "subnet_manager_partitions[0].pkey: 0x8002 is out of range; allowed: 0x0001-0x7fff (membership is set per member, "
-      "not with the 0x8000 bit)"]),
+      "not with the 0x8000 bit), as an integer, 0x and 1-4 hex digits (0x8002), or decimal digits without a leading zero (32770)"]),
+    ({"subnet_manager_partitions": [part(ipoib=True, sl=2)]},
+     ["subnet_manager_partitions[0].sl: 2 needs subnet_manager_options.qos: true (without QoS OpenSM gives the partition SL 0); "
+      "allowed: 0 or no sl, or set subnet_manager_options.qos: true"]),
+    ({"subnet_manager_partitions": [part(ipoib=True, sl=2)], "subnet_manager_options": {"qos": True}}, []),
+    ({"subnet_manager_partitions": [part(ipoib=True, sl=0)]}, []),
     ({"subnet_manager_partitions": [part(members=[{"guid": "ALL", "membership": "both"}])]},
      ["subnet_manager_partitions[0].members[0].membership: both needs subnet_manager_options.allow_both_pkeys: true; allowed: full or limited"]),
     ({"subnet_manager_partitions": [part(members=[{"guid": "ALL", "membership": "both"}])],
@@ -356,3 +386,87 @@ ROLE_DEFAULTS = {"subnet_manager_partitions": [], "subnet_manager_options": {}, 
 ])
 def test_role_input_errors(changes, expected):
     assert _role_inputs.errors("subnet_manager", dict(ROLE_DEFAULTS, **changes)) == expected
+
+
+# --- issue 33: what OpenSM 3.3.23 discards or reads differently (opensm/osm_prtn_config.c, osm_prtn.c at tag 3.3.23) ---
+
+@pytest.mark.parametrize("text, pkey", [
+    # P_Keys are strtoul(text, NULL, 0): decimal, 0x hex, a leading 0 octal; the 0x8000 bit is cleared
+    ("tenant16=16 : ALL=full;", "0x0010"), ("legacy=010 : ALL=full;", "0x0008"), ("h=0x10 : ALL=full;", "0x0010"),
+    ("h=0X1f : ALL=full;", "0x001f"), ("f=0x8010 : ALL=full;", "0x0010"), ("d=32784 : ALL=full;", "0x0010"),
+    ("w=0x18010 : ALL=full;", "0x0010"),  # (uint16_t) strtoul()
+    ("16 : ALL=full;", "0x0010"),  # a name that starts with a digit and no '=' is the P_Key (the name is then '0010')
+])
+def test_parse_reads_pkeys_as_opensm(text, pkey):
+    parsed = P.parse_partitions(text)
+    assert parsed[1]["pkey"] == pkey
+
+
+def test_parse_reads_flags_and_keywords_as_opensm():
+    """OpenSM compares with strncmp(text, word, strlen(text)): abbreviations are read; an unknown flag is ignored."""
+    text = ("p=0x2, i, m=0x5, r=07, sl=3, bogus : A=f, ALL_C=l, S, N, 0x2c90300002001=b,\n"
+            "  0x0002c90300003001=x;\n")
+    parsed = P.parse_partitions(text)[1]
+    assert (parsed["ipoib"], parsed["mtu"], parsed["rate"], parsed["sl"]) == (True, 5, 7, 3)
+    assert parsed["members"] == [{"guid": "ALL", "membership": "full"}, {"guid": "ALL_CAS", "membership": "limited"},
+                                 {"guid": "SELF", "membership": "limited"}, {"guid": GUID2, "membership": "both"},
+                                 {"guid": GUID3, "membership": "limited"}]  # an unknown port flag is 'limited'
+    # sl above 15 or with junk is skipped (OpenSM keeps its default); mtu=0 is skipped
+    assert [P.parse_partitions(f"p=0x2, ipoib, {flag} : ALL;")[1][key] for flag, key in (("sl=16", "sl"), ("sl=3x", "sl"),
+                                                                                         ("mtu=0", "mtu"), ("mtu=4x", "mtu"))] \
+        == [None, None, None, 4]
+
+
+def test_parse_a_ports_later_listing_wins():
+    parsed = P.parse_partitions(f"p=0x2 : {GUID2}=full, ALL=limited, {GUID2}=limited, {GUID3}=limited, {GUID3.upper()[2:].join(['0x', ''])}=full;")
+    assert parsed[1]["members"] == [{"guid": "ALL", "membership": "limited"}, {"guid": GUID2, "membership": "limited"},
+                                    {"guid": GUID3, "membership": "full"}]
+
+
+def test_parse_a_file_without_default_as_opensm_has_it():
+    """Without a 0x7fff line OpenSM's default partition has every port limited, its own full, and no IPoIB group."""
+    assert P.parse_partitions("p=0x2 : ALL=full;")[0] == P.OPENSM_DEFAULT_PARTITION
+    # a last partition without its ';' is applied, a partition without members is dropped
+    assert [p["pkey"] for p in P.parse_partitions("a=0x3 : ;\nb=0x2 : ALL=full")] == ["0x7fff", "0x0002"]
+
+
+def test_the_default_partition_is_named_default():
+    """OpenSM makes 0x7fff as 'Default' before it reads the file; a later 0x7fff line keeps that name (osm_prtn_make_new)."""
+    assert P.parse_partitions("def=0x7fff, ipoib : ALL=full;")[0]["name"] == "Default"
+    with pytest.raises(ValueError, match=r"^subnet_manager_partitions\[0\]\.name: 'def' for P_Key 0x7fff: OpenSM names the default "
+                                         r"partition 'Default' whatever the file says; allowed: Default$"):
+        P.normalize_partitions([{"name": "def", "pkey": "0x7fff", "members": [{"guid": "ALL", "membership": "full"}]}])
+
+
+def test_zero_guid_is_refused():
+    with pytest.raises(ValueError, match=r"members\[1\]\.guid: '0x0000000000000000' is not a port GUID"):
+        P.normalize_partitions([part(members=[{"guid": GUID2}, {"guid": "0x0000000000000000"}])])
+
+
+@pytest.mark.parametrize("count", [1, 8, 9, 150, 400, 2000])
+def test_many_members_are_written_over_lines_far_below_opensms_buffer(count):
+    members = [{"guid": f"0x{n:016x}", "membership": "limited"} for n in range(1, count + 1)]
+    partitions = P.normalize_partitions([part(name="n" * 64, pkey=0x7FFE, ipoib=True, mtu=5, rate=22, sl=15, members=members)])
+    text = P.render_partitions(partitions)
+    assert max(len(line) for line in text.split("\n")) < 400
+    assert len(text.split("\n")) == 1 + 1 + -(-count // P.MEMBERS_PER_LINE) + 1  # header, Default, the partition's lines, ''
+    assert P.parse_partitions(text) == partitions
+
+
+def test_default_partition_keeps_the_sm_full():
+    limited = [{"name": "Default", "pkey": "0x7fff", "ipoib": True, "members": [{"guid": "ALL", "membership": "limited"}]}]
+    result = P.normalize_partitions(limited)[0]
+    assert P.render_partition(result) == "Default=0x7fff, ipoib : ALL=limited, SELF=full;"
+    assert P.parse_partitions(P.render_partitions([result]))[0] == result
+    full = [{"name": "Default", "pkey": "0x7fff", "members": [{"guid": "ALL", "membership": "full"}]}]
+    assert P.normalize_partitions(full)[0]["members"] == [{"guid": "ALL", "membership": "full"}]
+    own = [{"name": "Default", "pkey": 32767, "members": [{"guid": GUID2}, {"guid": "SELF", "membership": "full"}]}]
+    assert P.normalize_partitions(own)[0]["members"] == [{"guid": GUID2, "membership": "limited"}, {"guid": "SELF", "membership": "full"}]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("16", (16, "")), ("010", (8, "")), ("0x1F", (31, "")), ("08", (0, "8")), ("0x", (0, "x")), ("5x", (5, "x")),
+    ("-1", (2**64 - 1, "")), ("  7", (7, "")), ("abc", (0, "abc")), ("", (0, "")), ("99999999999999999999999", (2**64 - 1, "")),
+])
+def test_c_strtoul(text, expected):
+    assert P.c_strtoul(text) == expected
