@@ -558,7 +558,7 @@ def collect(devices=None, port=None, common_only=False, driver_of=None, reader=N
         driver = driver_of(device_dir)
         ports_dir = os.path.join(device_dir, "ports")
         facts[device] = {}
-        for port_name in sorted((p for p in _sysfs.list_dir(ports_dir) if p.isdigit()), key=int):
+        for port_name in sorted((p for p in _sysfs.list_dir(ports_dir) if p.isascii() and p.isdigit()), key=int):
             if port is not None and int(port_name) != port:
                 continue
             port_dir = os.path.join(ports_dir, port_name)

@@ -70,6 +70,7 @@ NAME_MAX = 64
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _GUID = re.compile(r"0x[0-9a-fA-F]{16}")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+_DECIMAL = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() takes '\u00b2' and other digits int() refuses
 
 NAME_ALLOWED = f"1-{NAME_MAX} letters, digits, '_', '.' or '-'"
 GUID_ALLOWED = f"a port GUID (0x and 16 hex digits, not all zero) or one of {', '.join(KEYWORDS)}"
@@ -89,7 +90,7 @@ def _int(value, low: int, high: int, path: str, allowed: str = "") -> int:
         number = value
     elif isinstance(value, str) and _HEX.fullmatch(value.strip()):
         number = int(value.strip(), 16)
-    elif isinstance(value, str) and value.strip().isdigit():
+    elif isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
         number = int(value.strip())
     if number is None:
         raise ValueError(f"{path}: {_shown(value)} is not an integer; allowed: {allowed}")
@@ -395,7 +396,7 @@ def _parse_statement(number: int, statement: str) -> dict:
     definition, _sep, properties = statement.partition(":")
     fields = definition.split(",")
     name, eq, pkey = (part.strip(" \t\n") for part in fields[0].partition("="))
-    if not eq and name[:1].isdigit():
+    if not eq and re.match(r"[0-9]", name):  # C isdigit(): ASCII digits only
         name, pkey, eq = "", name, "="
     if not eq:
         raise ValueError(f"{where}: partition {name!r} has no P_Key (OpenSM would generate one)")

@@ -301,6 +301,9 @@ def test_no_options_no_lines():
     ({"sm_priority": 16}, r"^subnet_manager_options\.sm_priority: 16 is out of range; allowed: 0-15$"),
     ({"sm_priority": "notanumber"}, r"^subnet_manager_options\.sm_priority: 'notanumber' is not an integer"),
     ({"sm_priority": True}, r"^subnet_manager_options\.sm_priority: True is not an integer"),
+    # str.isdigit() takes these; int() refuses the first and reads the second: both must name the option
+    ({"sm_priority": "\u00b2"}, r"^subnet_manager_options\.sm_priority: '\u00b2' is not an integer"),
+    ({"lmc": "\u0663"}, r"^subnet_manager_options\.lmc: '\u0663' is not an integer"),
     ({"lmc": 99}, r"^subnet_manager_options\.lmc: 99 is out of range; allowed: 0-7$"),
     ({"guid": "0x0000000000000000"}, r"^subnet_manager_options\.guid: '0x0000000000000000' is not a port GUID"),
     ({"guid": "2c90300001001"}, r"^subnet_manager_options\.guid: '2c90300001001' is not a port GUID"),
