@@ -49,10 +49,11 @@ def _python_id(python: str) -> str:
 
 @pytest.mark.parametrize("python", PYTHONS, ids=_python_id)
 def test_a_bad_list_item_is_named_with_its_index(tmp_path, python):
-    tasks = [{"name": f"Case {index}", "block": [{"name": "Include the role", "ansible.builtin.include_role": {"name": f"rdma.fabric.{role}"},
-                                                   "vars": settings}],
+    include = [{"name": "Include the role", "ansible.builtin.include_role": {"name": f"rdma.fabric.{role}"}, "vars": settings}
+               for role, settings, _expected in CASES]
+    tasks = [{"name": f"Case {index}", "block": [entry],
               "rescue": [{"name": "Record the failure", "ansible.builtin.debug": {"msg": "RESULT {{ ansible_failed_result.msg | to_json }}"}}]}
-             for index, (role, settings, _expected) in enumerate(CASES)]
+             for index, entry in enumerate(include)]
     play = [{"name": "Bad list items", "hosts": "localhost", "gather_facts": False,
              "vars": {"ansible_facts": {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}}, "tasks": tasks}]
     (tmp_path / "site.yml").write_text(json.dumps(play), encoding="utf-8")

@@ -241,7 +241,7 @@ def test_round_three_covers_every_int_and_list_option_of_every_module():
                 yield from walk(option["options"], f"{path}[0]." if kind == "list" else f"{path}.")
 
     ids = {param.id for param in CASES}
-    covered_int = {(module_name, option.split("[")[0] if option.startswith(("pfc", "ets", "ecn.p")) else option)
+    covered_int = {(module_name, option.split("[", maxsplit=1)[0] if option.startswith(("pfc", "ets", "ecn.p")) else option)
                    for module_name, option, _put in INT_OPTIONS}
     covered_list = {(module_name, option) for module_name, option, _put in LIST_OPTIONS}
     for module_name in MODULES:

@@ -371,11 +371,11 @@ IB_CASES = [
     # an output it cannot read is named as such, not blamed on missing tools
     ("ibstat output not ibstat's", [dict(ib_host(3), ibstat={"rc": 0, "stdout": "Port 1:\n\tState: Active\n", "stderr": ""})], {}, {},
      ["hca3: ibstat output not understood: ibstat: 'Port 1:' before any CA line"]),
-    ("ibstat field it cannot read", [dict(ib_host(3), ibstat=dict(ran("ibstat.active.txt"),
-                                                                    stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 10 Gb")))],
+    ("ibstat field it cannot read", [dict(ib_host(3), ibstat=dict(
+        ran("ibstat.active.txt"), stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 10 Gb")))],
      {}, {}, [f"hca3 port ibsim0/1 ({GUID[3]}): ibstat printed Rate '10 Gb', which this check cannot read"]),
-    ("FDR10 port at its rate", [dict(ib_host(3), ibstat=dict(ran("ibstat.active.txt"),
-                                                               stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 40 (FDR10)")))],
+    ("FDR10 port at its rate", [dict(ib_host(3), ibstat=dict(
+        ran("ibstat.active.txt"), stdout=recorded("ibstat.active.txt").replace("Rate: 10", "Rate: 40 (FDR10)")))],
      {}, {"rate": 40}, []),
     ("saturated counters fail whatever the threshold", [ib_host(3, perfquery="perfquery.saturated.txt")],
      {"ibqueryerrors": ran("ibqueryerrors.saturated.txt", 1)}, {"error_threshold": 100000},

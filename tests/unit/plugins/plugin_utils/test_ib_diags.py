@@ -190,8 +190,8 @@ def test_perfquery_saturated_counters():
 
 
 def test_perfquery_extended_title():
-    text = recorded("perfquery.saturated.txt").replace("# Port counters: Lid 4 port 1 (CapMask: 0x1200)",
-                                                        "# Port extended counters: Lid 4 port 1 (CapMask: 0x1A00 CapMask2: 0x0000002)")
+    text = recorded("perfquery.saturated.txt").replace(
+        "# Port counters: Lid 4 port 1 (CapMask: 0x1200)", "# Port extended counters: Lid 4 port 1 (CapMask: 0x1A00 CapMask2: 0x0000002)")
     assert _ib_diags.perfquery_extended(text) is True and _ib_diags.saturated(_ib_diags.counters(text), True) == {}
 
 

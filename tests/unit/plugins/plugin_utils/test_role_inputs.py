@@ -405,9 +405,8 @@ def test_timeout_refuses_what_the_role_refuses(text):
 @settings(max_examples=150, deadline=None)
 def test_every_timeout_the_role_takes_runs_timeout(value):
     """Property: whatever fabric_check_timeout the role accepts, `timeout <value as the task renders it> true` runs (rc 0)."""
-    accepted = not [message for message in _role_inputs.errors("fabric_check", with_changes("fabric_check", fabric_check_timeout=value,
-                                                                                                fabric_check_ib_ping_count=0))
-                    if message.startswith("fabric_check_timeout")]
+    settings = with_changes("fabric_check", fabric_check_timeout=value, fabric_check_ib_ping_count=0)
+    accepted = not [message for message in _role_inputs.errors("fabric_check", settings) if message.startswith("fabric_check_timeout")]
     if accepted:
         assert subprocess.run(["timeout", str(value), "true"], capture_output=True, check=False).returncode == 0, value
 
