@@ -135,6 +135,7 @@ BASE = {
         "nfs_rdma_mounts": [{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/mnt/rdma", "options": ["vers=4.2"]}],
         "nfs_rdma_links": ["rxe0"],
         "nfs_rdma_install": True,
+        "nfs_rdma_state": "present",
     },
 }
 
@@ -332,6 +333,18 @@ def _corpus() -> list:
     case("nfs_rdma", "nfs_rdma_mounts[0].server", "ipv6-zone-newline-injection", "fe80::1%x\nOptions=proto=tcp")
     case("nfs_rdma", "nfs_rdma_port", "zero", 0)
     case("nfs_rdma", "nfs_rdma_links[0]", "dotdot-path", "../x")
+    # issue 33: what exportfs or the kernel would resolve silently or refuse after the file is written
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[1]", "ro-with-rw", "ro")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[1]", "async-with-sync", "async")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "flag-with-value", "rw=1")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "anonuid-without-number", "anonuid=x")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[1]", "one-client-two-spellings", {"host": "169.254.77.0/255.255.255.0"},
+         "nfs_rdma_exports[0].clients[1].host")
+    case("nfs_rdma", "nfs_rdma_exports[1]", "one-fsid-two-paths",
+         {"path": "/srv/b", "clients": [{"host": "*", "options": ["ro", "fsid=0"]}]}, "nfs_rdma_exports[1].clients[0].options[1]")
+    case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "nfsvers-with-vers", "nfsvers=3")
+    case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "xprtsec-over-rdma", "xprtsec=tls")
+    case("nfs_rdma", "nfs_rdma_state", "unknown", "gone")
     return cases
 
 
