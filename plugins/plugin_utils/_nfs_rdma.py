@@ -91,9 +91,8 @@ MOUNT_CONFLICTS = (
     ("hard", "soft", "softerr"), ("bg", "fg"), ("vers", "nfsvers", "v2", "v3", "v4"), ("ro", "rw"), ("sync", "async"),
     ("atime", "noatime"), ("diratime", "nodiratime"), ("relatime", "norelatime"), ("strictatime", "nostrictatime"),
     ("lazytime", "nolazytime"), ("dev", "nodev"), ("exec", "noexec"), ("suid", "nosuid"),
-    ("noac", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax"), ("actimeo", "acregmin"), ("actimeo", "acregmax"),
-    ("actimeo", "acdirmin"), ("actimeo", "acdirmax"),
-) + tuple((name, "no" + name) for name, shape in MOUNT_SHAPES.items() if shape == "flag_no")
+    ("noac", "actimeo"),
+) + tuple((first, timer) for first in ("noac", "actimeo") for timer in ("acregmin", "acregmax", "acdirmin", "acdirmax")) + tuple((name, "no" + name) for name, shape in MOUNT_SHAPES.items() if shape == "flag_no")
 # TLS (xprtsec=tls/mtls) runs over TCP only: Linux refuses it with proto=rdma, and none is the default.
 MOUNT_REFUSED = {"xprtsec": "TLS runs over TCP only: Linux refuses xprtsec=tls/mtls with proto=rdma, and none is the default"}
 EXPORT_REFUSED = {"xprtsec": "TLS runs over TCP only, so an export that requires it cannot be mounted over RDMA "

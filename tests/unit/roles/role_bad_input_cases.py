@@ -335,7 +335,7 @@ def _corpus() -> list:
     case("nfs_rdma", "nfs_rdma_links[0]", "dotdot-path", "../x")
     # issue 33: what exportfs or the kernel would resolve silently or refuse after the file is written
     case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[1]", "ro-with-rw", "ro")
-    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[1]", "async-with-sync", "async")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[2]", "async-with-sync", "async")
     case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "flag-with-value", "rw=1")
     case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "anonuid-without-number", "anonuid=x")
     case("nfs_rdma", "nfs_rdma_exports[0].clients[1]", "one-client-two-spellings", {"host": "169.254.77.0/255.255.255.0"},

@@ -801,6 +801,7 @@ def test_one_fsid_for_two_clients_of_one_path_is_kept():
     (["noatime", "atime"], r"'atime' contradicts 'noatime'"),
     (["actimeo=30", "acregmin=3"], r"'acregmin=3' contradicts 'actimeo=30'"),
     (["noac", "acdirmax=3"], r"'acdirmax=3' contradicts 'noac'"),
+    (["noac", "actimeo=3"], r"'actimeo=3' contradicts 'noac'"),
     (["vers=4.2", "minorversion=1"], r"\[1\]: 'minorversion=1' contradicts 'vers=4.2' \(nfs_rdma_mounts\[0\]\.options\[0\]\); allowed: "),
     (["minorversion=1", "vers=3"], r"\[0\]: 'minorversion=1' contradicts 'vers=3'"),
     (["xprtsec=tls"], r"\[0\]: 'xprtsec=tls' is refused: TLS runs over TCP only: Linux refuses xprtsec=tls/mtls with proto=rdma"),
@@ -827,6 +828,7 @@ def test_mount_options_of_the_wrong_shape_or_contradicting_are_refused(options, 
     ["nfsvers=3", "soft", "timeo=600", "retrans=3", "noresvport", "lookupcache=positive", "local_lock=all", "sec=krb5:sys"],
     ["v4", "softerr", "actimeo=60", "noatime", "nodiratime", "nosuid", "nodev", "noexec", "nofail", "clientaddr=fe80::1"],
     ["minorversion=1"],
+    ["vers=4.1", "ac", "cto", "acregmin=3", "acregmax=60", "acdirmin=30", "acdirmax=60", "norelatime", "lazytime", "async"],
 ])
 def test_mount_options_of_the_right_shape_are_kept(options):
     assert N.mounts([mount(options=options)])[0]["options"] == options
@@ -853,10 +855,10 @@ def test_the_proto_follows_the_server_s_address_family(server, proto, source):
     assert f"Options=proto={proto},port=20049\n" in N.render_mount_unit(normal, 20049)
 
 
-# /proc/mounts of an NFSv4.2 mount over RDMA of an IPv6 server (Debian 12, 6.1, the lab: tests/lab/nfs_rdma_ipv6.yml,
-# mount unit Options=proto=rdma6,port=20049,vers=4.2).
+# /proc/mounts of an NFSv4.2 mount over RDMA of an IPv6 server, recorded on the lab (Debian 12, 6.1.0-56, nfs-common 2.6.2;
+# tests/lab/nfs_rdma_consumer.yml, the role's mount unit Options=proto=rdma6,port=20049,vers=4.2).
 PROC_MOUNTS_RDMA6 = (
-    "[fd77::1]:/srv/rdma /mnt/rdma6 nfs4 rw,relatime,vers=4.2,rsize=262144,wsize=262144,namlen=255,hard,proto=rdma6,port=20049,"
+    "[fd77::1]:/srv/rdma /mnt/rdma6 nfs4 rw,relatime,vers=4.2,rsize=65536,wsize=65536,namlen=255,hard,proto=rdma6,port=20049,"
     "timeo=600,retrans=2,sec=sys,clientaddr=fd77::2,local_lock=none,addr=fd77::1 0 0\n")
 
 
