@@ -340,8 +340,9 @@ def _corpus() -> list:
     case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "anonuid-without-number", "anonuid=x")
     case("nfs_rdma", "nfs_rdma_exports[0].clients[1]", "one-client-two-spellings", {"host": "169.254.77.0/255.255.255.0"},
          "nfs_rdma_exports[0].clients[1].host")
-    case("nfs_rdma", "nfs_rdma_exports[1]", "one-fsid-two-paths",
-         {"path": "/srv/b", "clients": [{"host": "*", "options": ["ro", "fsid=0"]}]}, "nfs_rdma_exports[1].clients[0].options[1]")
+    case("nfs_rdma", "nfs_rdma_exports", "one-fsid-two-paths",
+         [{"path": "/srv/a", "clients": [{"host": "*", "options": ["rw", "fsid=root"]}]},
+          {"path": "/srv/b", "clients": [{"host": "*", "options": ["ro", "fsid=0"]}]}], "nfs_rdma_exports[1].clients[0].options[1]")
     case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "nfsvers-with-vers", "nfsvers=3")
     case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "xprtsec-over-rdma", "xprtsec=tls")
     case("nfs_rdma", "nfs_rdma_state", "unknown", "gone")
