@@ -16,6 +16,12 @@ What reaches those files is checked first, so nothing can add a line, a client, 
 option that the user did not list: paths are absolute, of letters, digits and ``_ . + @ -`` only, with no
 ``.``/``..`` component; options are single ``name`` or ``name=value`` items; the mount options the role sets
 itself (``proto``, ``port``, the transport) are refused. Every error is one line that names the variable.
+
+The consumers decide what is valid: export options in the shapes nfs-utils' exportfs parses (parseopts() of
+support/nfs/exports.c), mount options among Linux's NFS mount parameters (nfs_fs_parameters of fs/nfs/fs_context.c)
+and mount(8)'s generic ones; pairs that the reader resolves silently (the later option wins: ``rw``/``ro``,
+``hard``/``soft``, ``vers``/``nfsvers``, ...), one client in two spellings and one fsid on two paths are refused.
+An IPv6 server is mounted with ``proto=rdma6`` (Linux takes the address family from proto=).
 """
 
 from __future__ import annotations
@@ -92,12 +98,12 @@ MOUNT_CONFLICTS = (
     ("atime", "noatime"), ("diratime", "nodiratime"), ("relatime", "norelatime"), ("strictatime", "nostrictatime"),
     ("lazytime", "nolazytime"), ("dev", "nodev"), ("exec", "noexec"), ("suid", "nosuid"),
     ("noac", "actimeo"),
-) + tuple((first, timer) for first in ("noac", "actimeo") for timer in ("acregmin", "acregmax", "acdirmin", "acdirmax")) + tuple((name, "no" + name) for name, shape in MOUNT_SHAPES.items() if shape == "flag_no")
+) + tuple((first, timer) for first in ("noac", "actimeo") for timer in ("acregmin", "acregmax", "acdirmin", "acdirmax")) + tuple(
+    (name, "no" + name) for name, shape in MOUNT_SHAPES.items() if shape == "flag_no")
 # TLS (xprtsec=tls/mtls) runs over TCP only: Linux refuses it with proto=rdma, and none is the default.
 MOUNT_REFUSED = {"xprtsec": "TLS runs over TCP only: Linux refuses xprtsec=tls/mtls with proto=rdma, and none is the default"}
 EXPORT_REFUSED = {"xprtsec": "TLS runs over TCP only, so an export that requires it cannot be mounted over RDMA "
                              "(and nfs-utils before 2.6.4 does not know xprtsec)"}
-MOUNT_OPTIONS = frozenset(MOUNT_SHAPES) | frozenset("no" + name for name, shape in MOUNT_SHAPES.items() if shape == "flag_no")
 STATES = ("present", "absent")
 
 
