@@ -74,14 +74,15 @@ ROLE_MOUNT_OPTIONS = frozenset(("proto", "port", "rdma", "tcp", "udp", "mountpro
 # Linux's NFS mount parameters (fs/nfs/fs_context.c, nfs_fs_parameters, 6.1 and 6.12) and the generic ones mount(8)
 # takes for every file system: "flag" no value, "flag_no" also as noNAME, "u32" a decimal number, a tuple: one of
 # those words, "text" a value of the option grammar. The kernel refuses an unknown name ("Unknown parameter") and
-# a value of another shape when the unit starts, after the file is written.
+# a value of another shape when the unit starts, after the file is written; minorversion 0-2 and nconnect 1-16 are the
+# kernel's limits (NFS4_MAX_MINOR_VERSION, NFS_MAX_CONNECTIONS).
 MOUNT_SHAPES = {
     "ac": "flag_no", "acl": "flag_no", "cto": "flag_no", "fsc": "flag_no", "lock": "flag_no", "migration": "flag_no",
     "posix": "flag_no", "rdirplus": "flag_no", "resvport": "flag_no", "sharecache": "flag_no", "intr": "flag_no",
     "trunkdiscovery": "flag_no",
     "bg": "flag", "fg": "flag", "hard": "flag", "soft": "flag", "softerr": "flag", "softreval": "flag_no",
     "acdirmax": "u32", "acdirmin": "u32", "acregmax": "u32", "acregmin": "u32", "actimeo": "u32", "bsize": "u32",
-    "minorversion": "u32", "namlen": "u32", "nconnect": "u32", "retrans": "u32", "rsize": "u32", "wsize": "u32",
+    "minorversion": ("0", "1", "2"), "namlen": "u32", "nconnect": tuple(str(n) for n in range(1, 17)), "retrans": "u32", "rsize": "u32", "wsize": "u32",
     "timeo": "u32", "retry": "u32", "mountport": "u32", "mountvers": "u32",
     "local_lock": ("all", "flock", "posix", "none"), "lookupcache": ("all", "none", "pos", "positive"),
     "vers": ("2", "3", "4", "4.0", "4.1", "4.2"), "nfsvers": ("2", "3", "4", "4.0", "4.1", "4.2"),

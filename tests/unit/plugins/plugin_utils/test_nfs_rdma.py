@@ -10,6 +10,7 @@ check (_role_inputs.errors('nfs_rdma', ...)) are tested here too.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 import pytest
@@ -808,7 +809,8 @@ def test_one_fsid_for_two_clients_of_one_path_is_kept():
     (["xprtsec=mtls"], r"'xprtsec=mtls' is refused"),
     (["vers=5"], r"'vers=5' is refused: vers takes one of 2, 3, 4, 4.0, 4.1, 4.2"),
     (["hard=1"], r"'hard=1' is refused: hard takes no value"),
-    (["nconnect"], r"'nconnect' is refused: nconnect needs a value"),
+    (["nconnect=17"], r"'nconnect=17' is refused: nconnect takes one of 1, 2, "),
+    (["vers=4", "minorversion=3"], r"'minorversion=3' is refused: minorversion takes one of 0, 1, 2"),
     (["rsize=1M"], r"'rsize=1M' is refused: rsize takes a number"),
     (["lookupcache=some"], r"'lookupcache=some' is refused: lookupcache takes one of all, none, pos, positive"),
     (["clientaddr=host"], r"'clientaddr=host' is refused: clientaddr takes an IP address"),
@@ -914,3 +916,26 @@ def test_any_two_of_a_group_are_refused_in_either_order(group, data):
     items = [item(first), item(second)]
     with pytest.raises(ValueError, match=r"^opts\[1\]: .* contradicts .*\(opts\[0\]\); allowed: one of "):
         N.option_list(items, "opts", shapes, conflicts=N.EXPORT_CONFLICTS if export_group else N.MOUNT_CONFLICTS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.ip_addresses(v=4), st.integers(min_value=0, max_value=32))
+def test_a_network_as_prefix_and_as_netmask_is_one_client(address, prefix):
+    network = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
+    as_prefix, as_mask = f"{network.network_address}/{prefix}", f"{network.network_address}/{network.netmask}"
+    assert N.client_key(as_prefix) == N.client_key(as_mask)
+    with pytest.raises(ValueError, match=r"^nfs_rdma_exports\[0\]\.clients\[1\]\.host: .* is listed again"):
+        N.exports([export(clients=[{"host": as_prefix}, {"host": as_mask}])])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(sorted(N.MOUNT_SHAPES)), min_size=1, max_size=6, unique=True))
+def test_accepted_mount_options_have_no_two_of_one_group(names):
+    items = [sample(name, N.MOUNT_SHAPES) for name in names]
+    try:
+        N.mounts([mount(options=items)])
+    except ValueError as err:
+        assert "contradicts" in str(err), err
+        return
+    for group in N.MOUNT_CONFLICTS:
+        assert len(set(group) & set(names)) <= 1, (group, names)
