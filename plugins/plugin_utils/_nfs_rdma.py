@@ -80,7 +80,7 @@ MOUNT_SHAPES = {
     "ac": "flag_no", "acl": "flag_no", "cto": "flag_no", "fsc": "flag_no", "lock": "flag_no", "migration": "flag_no",
     "posix": "flag_no", "rdirplus": "flag_no", "resvport": "flag_no", "sharecache": "flag_no", "intr": "flag_no",
     "trunkdiscovery": "flag_no",
-    "bg": "flag", "fg": "flag", "hard": "flag", "soft": "flag", "softerr": "flag", "softreval": "flag_no",
+    "bg": "flag", "fg": "flag", "hard": "flag", "soft": "flag", "softerr": "flag", "softreval": "flag",
     "acdirmax": "u32", "acdirmin": "u32", "acregmax": "u32", "acregmin": "u32", "actimeo": "u32", "bsize": "u32",
     "minorversion": ("0", "1", "2"), "namlen": "u32", "nconnect": tuple(str(n) for n in range(1, 17)), "retrans": "u32", "rsize": "u32", "wsize": "u32",
     "timeo": "u32", "retry": "u32", "mountport": "u32", "mountvers": "u32",
