@@ -101,6 +101,7 @@ ROLE_VARIABLES = {
         "nfs_rdma_mounts",
         "nfs_rdma_links",
         "nfs_rdma_install",
+        "nfs_rdma_state",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -530,6 +531,8 @@ def _nfs_rdma_role(errors: _Errors, settings: dict) -> None:
     defaults = {"nfs_rdma_exports": [], "nfs_rdma_mounts": [], "nfs_rdma_links": []}
     for name in settings:
         errors.check(_nfs_rdma.settings, dict(defaults, **{name: settings[name]}))
+    for problem in _nfs_rdma.contradictions(settings):
+        errors.add(problem)
 
 
 # --- subnet_manager --------------------------------------------------------------------------

@@ -6,7 +6,8 @@
 
 One ansible-playbook run on both VMs (one connection setup), a play per run of the role: a rerun
 (changed=0, state identical), check mode of a change (changes predicted, nothing written), bad inputs
-(refused naming the variable, nothing changed), the mount set absent (unmounted, unit gone), and the
+(refused naming the variable, nothing changed), the mount set absent (unmounted, unit gone), the role's
+removal (nfs_rdma_state absent: check mode first, then for real; the host as the cleanup leaves it), and the
 cleanup (tests/lab/nfs_rdma_cleanup.yml), after which no NFS package, file, unit, mount or listener of
 the test is left (rpcrdma stays loaded: rdma-core loads it for every RDMA device).
 conftest.py runs this module first: the side effect's mount holds rpcrdma, which holds rdma_cm, and
@@ -18,17 +19,25 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
-from labplay import changed_tasks, run_plays
+from labplay import INVENTORY, changed_tasks, run_plays
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 VARS = os.path.join(TOP, "tests", "lab", "nfs_rdma_vars.yml")
 CLEANUP = os.path.join(TOP, "tests", "lab", "nfs_rdma_cleanup.yml")
+CONSUMER = os.path.join(TOP, "tests", "lab", "nfs_rdma_consumer.yml")
 HOSTS = ("vm1", "vm2")
-KEYS = ("before", "rerun", "after_rerun", "check", "after_check", "bad", "after_bad", "absent", "after_absent", "after_cleanup")
+KEYS = ("before", "rerun", "after_rerun", "check", "after_check", "bad", "after_bad", "absent", "after_absent", "remove_check",
+        "after_remove_check", "remove", "after_remove", "after_cleanup")
+# nfs_rdma_state absent (issue 33): the role takes back what it set up; the vm2 mount is listed again
+REMOVE = {"nfs_rdma_state": "absent", "nfs_rdma_server": False, "nfs_rdma_exports": [],
+          "nfs_rdma_mounts": "{{ [{'server': '169.254.77.1', 'export': '/srv/rdma', 'path': '/mnt/rdma'}] "
+                             "if inventory_hostname == nfs_test_client else [] }}"}
 
 
 def snapshot(key: str) -> dict:
@@ -70,6 +79,8 @@ def playbook(out: str) -> list:
         run_play("absent", [snapshot("after_absent")],
                  nfs_rdma_mounts=("{{ [{'server': '169.254.77.1', 'export': '/srv/rdma', 'path': '/mnt/rdma', "
                                   "'state': 'absent'}] if inventory_hostname == nfs_test_client else [] }}")),
+        run_play("remove_check", [snapshot("after_remove_check")], check=True, **REMOVE),
+        run_play("remove", [snapshot("after_remove")], **REMOVE),
         {"name": "cleanup", "hosts": "rdma_hosts", "gather_facts": False, "become": True, "vars_files": [VARS],
          "tasks": cleanup_tasks + [snapshot("after_cleanup"),
                                    {"name": "write every result to the controller", "delegate_to": "localhost",
@@ -136,6 +147,25 @@ def test_absent_unmounts_and_removes_the_unit(runs):
 
 
 @pytest.mark.parametrize("host", HOSTS)
+def test_removal_in_check_mode_predicts_and_writes_nothing(runs, host):
+    assert runs["hosts"][host]["remove_check"] == {"failed": False}, runs["output"][-5000:]
+    assert state(runs, host, "after_remove_check") == state(runs, host, "after_absent")
+    if host == "vm1":  # the server's files, package and listener are there to take back
+        assert runs["changed"][("run remove_check", host)], runs["output"][-5000:]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_removal_takes_back_everything_the_role_set_up(runs, host):
+    """nfs_rdma_state absent leaves what the cleanup leaves (the exported directory aside, which may hold data)."""
+    assert runs["hosts"][host]["remove"] == {"failed": False}, runs["output"][-5000:]
+    after = [line for line in state(runs, host, "after_remove") if "/srv/rdma" not in line]
+    assert after == [line for line in state(runs, host, "after_cleanup") if "/srv/rdma" not in line], after
+    assert not [line for line in after if line.startswith(("rdma ", "tcp "))], after  # nfsd lists no listener
+    if host == "vm1":
+        assert runs["changed"][("run remove", host)], runs["output"][-5000:]
+
+
+@pytest.mark.parametrize("host", HOSTS)
 def test_cleanup_leaves_no_nfs_server_and_the_image_client(runs, host):
     after = state(runs, host, "after_cleanup")
     # The image has nfs-common (lab/image/local-repo.sh); the server is gone again.
@@ -148,3 +178,19 @@ def test_cleanup_leaves_no_nfs_server_and_the_image_client(runs, host):
     assert not [line for line in after if line.startswith(("rdma ", "tcp "))], after  # no nfsd listener
     # No unit file any more: is-enabled prints nothing on systemd 252 (bookworm) and "not-found" on 257 (trixie).
     assert [line for line in after if line.startswith("nfs-server=")] in (["nfs-server=/inactive"], ["nfs-server=not-found/inactive"]), after
+
+
+def test_the_consumers_decide_ipv6_and_removal_from_a_clean_host(runs):
+    """tests/lab/nfs_rdma_consumer.yml, after the cleanup (issue 33): an IPv6 mount with proto=rdma6 by the role (the
+    kernel refuses proto=rdma there), exportfs and the kernel accept what the check accepts and exportfs refuses what it
+    refuses, nfs_rdma_server false drops the RDMA listener, and nfs_rdma_state absent (check mode first) leaves the
+    manifest as it was before the role. Its own assertions fail the playbook."""
+    assert runs["hosts"]["vm1"]["after_cleanup"], "the cleanup did not run"
+    environment = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                       ANSIBLE_LIBRARY=os.pathsep.join(filter(None, [HERE, os.environ.get("ANSIBLE_LIBRARY")])))
+    environment.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", INVENTORY, CONSUMER],
+                          capture_output=True, text=True, env=environment, check=False, timeout=1800)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-6000:]
+    assert "proto=rdma6,port=20049" in output and "before = after removal" in output, output[-6000:]

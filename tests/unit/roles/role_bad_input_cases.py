@@ -135,6 +135,7 @@ BASE = {
         "nfs_rdma_mounts": [{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/mnt/rdma", "options": ["vers=4.2"]}],
         "nfs_rdma_links": ["rxe0"],
         "nfs_rdma_install": True,
+        "nfs_rdma_state": "present",
     },
 }
 
@@ -355,6 +356,19 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_ib_ipoib[1]", "item-not-a-dict", "ib0")
     case("subnet_manager", "subnet_manager_partitions[0].mtu", "not-a-number", "x")
     case("subnet_manager", "subnet_manager_partitions[0].members[1]", "item-not-a-dict", "0x0002c90300000001")
+    # issue 33: what exportfs or the kernel would resolve silently or refuse after the file is written
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[1]", "ro-with-rw", "ro")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[2]", "async-with-sync", "async")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "flag-with-value", "rw=1")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[0].options[0]", "anonuid-without-number", "anonuid=x")
+    case("nfs_rdma", "nfs_rdma_exports[0].clients[1]", "one-client-two-spellings", {"host": "169.254.77.0/255.255.255.0"},
+         "nfs_rdma_exports[0].clients[1].host")
+    case("nfs_rdma", "nfs_rdma_exports", "one-fsid-two-paths",
+         [{"path": "/srv/a", "clients": [{"host": "*", "options": ["rw", "fsid=root"]}]},
+          {"path": "/srv/b", "clients": [{"host": "*", "options": ["ro", "fsid=0"]}]}], "nfs_rdma_exports[1].clients[0].options[1]")
+    case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "nfsvers-with-vers", "nfsvers=3")
+    case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "xprtsec-over-rdma", "xprtsec=tls")
+    case("nfs_rdma", "nfs_rdma_state", "unknown", "gone")
     return cases
 
 

@@ -10,6 +10,7 @@ check (_role_inputs.errors('nfs_rdma', ...)) are tested here too.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 import pytest
@@ -113,10 +114,12 @@ def test_path_types_are_named():
 # --- option_list() -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value, known, refused", [
-    ([], N.EXPORT_OPTIONS, frozenset()),
-    (["rw", "sync", "no_subtree_check"], N.EXPORT_OPTIONS, frozenset()),
-    (["ro", "no_root_squash", "anonuid=1000", "anongid=1000", "sec=krb5p:sys", "fsid=0", "refer=/a@host+other"], N.EXPORT_OPTIONS, frozenset()),
+    ([], N.EXPORT_SHAPES, frozenset()),
+    (["rw", "sync", "no_subtree_check"], N.EXPORT_SHAPES, frozenset()),
+    (["ro", "no_root_squash", "anonuid=1000", "anongid=1000", "sec=krb5p:sys", "fsid=0", "refer=/a@host+other"], N.EXPORT_SHAPES, frozenset()),
     (["vers=4.2", "hard", "nconnect=4", "timeo=600", "clientaddr=fe80::1", "rsize=1048576"], None, N.ROLE_MOUNT_OPTIONS),
+    (["vers=4.2", "hard", "nconnect=4", "timeo=600", "clientaddr=fe80::1", "rsize=1048576", "noac", "nosharecache"],
+     N.MOUNT_SHAPES, N.ROLE_MOUNT_OPTIONS),
 ])
 def test_option_list_good(value, known, refused):
     assert N.option_list(value, "opts", known, refused) == value
@@ -130,30 +133,30 @@ def test_option_list_returns_a_copy():
 
 @pytest.mark.parametrize("value, known, message", [
     ("rw", None, r"^opts: 'rw' is not a list; allowed: a list of options, each 'name' or 'name=value'"),
-    ("rw,sync", N.EXPORT_OPTIONS, r"^opts: 'rw,sync' is not a list"),
+    ("rw,sync", N.EXPORT_SHAPES, r"^opts: 'rw,sync' is not a list"),
     ({"rw": True}, None, r"^opts: \{'rw': True\} \(dict\) is not a list"),
     (None, None, r"^opts: None \(NoneType\) is not a list"),
     (("rw",), None, r"^opts: \('rw',\) \(tuple\) is not a list"),
-    (["rw,no_root_squash"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'rw,no_root_squash' is not one option; allowed: 'name' or 'name=value'"),
-    (["rw", "sync no_root_squash"], N.EXPORT_OPTIONS, r"^opts\[1\]: 'sync no_root_squash' is not one option"),
-    (["sec="], N.EXPORT_OPTIONS, r"^opts\[0\]: 'sec=' is not one option"),
-    (["=sys"], N.EXPORT_OPTIONS, r"^opts\[0\]: '=sys' is not one option"),
+    (["rw,no_root_squash"], N.EXPORT_SHAPES, r"^opts\[0\]: 'rw,no_root_squash' is not one option; allowed: 'name' or 'name=value'"),
+    (["rw", "sync no_root_squash"], N.EXPORT_SHAPES, r"^opts\[1\]: 'sync no_root_squash' is not one option"),
+    (["sec="], N.EXPORT_SHAPES, r"^opts\[0\]: 'sec=' is not one option"),
+    (["=sys"], N.EXPORT_SHAPES, r"^opts\[0\]: '=sys' is not one option"),
     (["a=b=c"], None, r"^opts\[0\]: 'a=b=c' is not one option"),
-    (["rw\nno_root_squash"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'rw\\nno_root_squash' is not one option"),
-    (["rw\n"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'rw\\n' is not one option"),
-    (["rw)"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'rw\)' is not one option"),
-    (["rw", "sync(", "x"], N.EXPORT_OPTIONS, r"^opts\[1\]: 'sync\(' is not one option"),
-    (["RW"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'RW' is not one option"),
+    (["rw\nno_root_squash"], N.EXPORT_SHAPES, r"^opts\[0\]: 'rw\\nno_root_squash' is not one option"),
+    (["rw\n"], N.EXPORT_SHAPES, r"^opts\[0\]: 'rw\\n' is not one option"),
+    (["rw)"], N.EXPORT_SHAPES, r"^opts\[0\]: 'rw\)' is not one option"),
+    (["rw", "sync(", "x"], N.EXPORT_SHAPES, r"^opts\[1\]: 'sync\(' is not one option"),
+    (["RW"], N.EXPORT_SHAPES, r"^opts\[0\]: 'RW' is not one option"),
     (["hard", ""], None, r"^opts\[1\]: '' is not one option"),
     (["hard", 4], None, r"^opts\[1\]: 4 \(int\) is not one option"),
     ([None], None, r"^opts\[0\]: None \(NoneType\) is not one option"),
     ([["rw"]], None, r"^opts\[0\]: \['rw'\] \(list\) is not one option"),
-    (["rw", "sync", "rw"], N.EXPORT_OPTIONS, r"^opts\[2\]: 'rw' sets rw again \(first at opts\[0\]\); allowed: each option once$"),
-    (["fsid=1", "rw", "fsid=2"], N.EXPORT_OPTIONS, r"^opts\[2\]: 'fsid=2' sets fsid again \(first at opts\[0\]\)"),
+    (["rw", "sync", "rw"], N.EXPORT_SHAPES, r"^opts\[2\]: 'rw' sets rw again \(first at opts\[0\]\); allowed: each option once$"),
+    (["fsid=1", "rw", "fsid=2"], N.EXPORT_SHAPES, r"^opts\[2\]: 'fsid=2' sets fsid again \(first at opts\[0\]\)"),
     (["vers=4.2", "hard", "vers=3"], None, r"^opts\[2\]: 'vers=3' sets vers again \(first at opts\[0\]\)"),
-    (["rw", "norootsquash"], N.EXPORT_OPTIONS,
+    (["rw", "norootsquash"], N.EXPORT_SHAPES,
      r"^opts\[1\]: 'norootsquash' is not an export option of exports\(5\); allowed: acl, all_squash, anongid, anonuid, "),
-    (["proto=tcp"], N.EXPORT_OPTIONS, r"^opts\[0\]: 'proto=tcp' is not an export option of exports\(5\)"),
+    (["proto=tcp"], N.EXPORT_SHAPES, r"^opts\[0\]: 'proto=tcp' is not an export option of exports\(5\)"),
 ])
 def test_option_list_refused(value, known, message):
     with pytest.raises(ValueError, match=message) as err:
@@ -169,8 +172,20 @@ def test_mount_options_the_role_sets_are_refused(item):
         N.mounts([mount(options=["vers=4.2", item])])
 
 
+# one value of each shape that its reader takes (exportfs's parseopts(), Linux's nfs_fs_parameters)
+SAMPLE_VALUES = {"flag": None, "flag_no": None, "uint": "1000", "u32": "600", "fsid": "17", "flavors": "sys", "mount_flavors": "sys",
+                 "path?": "/srv/rdma", "locations": "/srv/rdma@192.0.2.1", "ip": "192.0.2.1", "host": "server.example"}
+
+
+def sample(name, shapes):
+    shape = shapes[name]
+    value = SAMPLE_VALUES[shape] if isinstance(shape, str) else shape[-1]
+    return name if value is None else f"{name}={value}"
+
+
 def test_every_listed_export_option_is_accepted():
-    assert N.option_list(sorted(N.EXPORT_OPTIONS), "opts", N.EXPORT_OPTIONS) == sorted(N.EXPORT_OPTIONS)
+    items = [sample(name, N.EXPORT_SHAPES) for name in sorted(N.EXPORT_SHAPES)]
+    assert N.option_list(items, "opts", N.EXPORT_SHAPES) == items
 
 
 # --- client() and server() ---------------------------------------------------------------------------
@@ -258,7 +273,8 @@ def test_exports_as_given():
     ([export(clients=[{"host": "*", "mode": "0755"}])], r"^nfs_rdma_exports\[0\]\.clients\[0\]: unknown key\(s\) mode; allowed: host, options$"),
     ([export(clients=[{"host": "a b"}])], r"^nfs_rdma_exports\[0\]\.clients\[0\]\.host: 'a b' is not an NFS client"),
     ([export(clients=[{"host": "*"}, {"host": NETWORK}, {"host": "*"}])],
-     r"^nfs_rdma_exports\[0\]\.clients\[2\]\.host: '\*' is listed again \(first at nfs_rdma_exports\[0\]\.clients\[0\]\); allowed: each client once$"),
+     r"^nfs_rdma_exports\[0\]\.clients\[2\]\.host: '\*' is listed again \(first at nfs_rdma_exports\[0\]\.clients\[0\] as '\*', "
+     r"both \*\); allowed: each client once$"),
     ([export(), export(path="/srv/b", clients=[{"host": "*", "options": ["rw", "sync", "bogus"]}])],
      r"^nfs_rdma_exports\[1\]\.clients\[0\]\.options\[2\]: 'bogus' is not an export option of exports\(5\)"),
     ([export(clients=[{"host": "*", "options": ["rw,no_root_squash"]}])],
@@ -289,7 +305,7 @@ def test_unknown_keys_are_one_line():
 def test_mounts_defaults_and_normal_form():
     assert N.mounts([{"server": SERVER, "export": "/srv/rdma/", "path": "/mnt/rdma/"}]) == [{
         "server": SERVER, "export": "/srv/rdma", "path": "/mnt/rdma", "options": [], "state": "mounted",
-        "source": "169.254.77.1:/srv/rdma", "unit": "mnt-rdma.mount"}]
+        "source": "169.254.77.1:/srv/rdma", "proto": "rdma", "unit": "mnt-rdma.mount"}]
     result = N.mounts([mount(), mount(server="2001:db8::7", path="/mnt/v6", state="absent"), mount(server="nfs1.example.com", path="/mnt/a-b")])
     assert [(m["source"], m["unit"], m["state"]) for m in result] == [
         ("169.254.77.1:/srv/rdma", "mnt-rdma.mount", "mounted"),
@@ -448,8 +464,9 @@ def test_render_mount_unit():
     text = N.render_mount_unit(normal, 2050)
     assert "Wants=network-online.target\n" in text and "After=network-online.target\n" in text
     assert "Options=proto=rdma,port=2050,vers=4.2,hard\n" in text
+    # an IPv6 server: proto=rdma6 (Linux refuses proto=rdma with an IPv6 address)
     text = N.render_mount_unit(N.mounts([mount(options=[], server="2001:db8::1")])[0], 20049, ["rxe0", "siw0"])
-    assert "Options=proto=rdma,port=20049\n" in text
+    assert "Options=proto=rdma6,port=20049\n" in text
     assert "What=[2001:db8::1]:/srv/rdma\n" in text
     assert "After=network-online.target rdma-fabric-link@rxe0.service rdma-fabric-link@siw0.service\n" in text
 
@@ -462,8 +479,9 @@ def test_files_of_the_typical_case():
         "exports": EXPORTS,
         "export_dirs": [{"path": "/srv/rdma", "mode": "0755"}],
         "mounts": [{"server": SERVER, "export": "/srv/rdma", "path": "/mnt/rdma", "options": ["vers=4.2", "hard"], "state": "mounted",
-                    "source": "169.254.77.1:/srv/rdma", "unit": "mnt-rdma.mount", "content": MOUNT_UNIT}],
+                    "source": "169.254.77.1:/srv/rdma", "proto": "rdma", "unit": "mnt-rdma.mount", "content": MOUNT_UNIT}],
         "port": 20049,
+        "state": "present",
     }
 
 
@@ -476,7 +494,8 @@ def test_files_threads_and_create():
 
 def test_files_of_nothing():
     result = N.files({})
-    assert result == {"nfs_conf": NFS_CONF, "server_dropin": SERVER_DROPIN, "exports": HEADER + "\n", "export_dirs": [], "mounts": [], "port": N.DEFAULT_PORT}
+    assert result == {"nfs_conf": NFS_CONF, "server_dropin": SERVER_DROPIN, "exports": HEADER + "\n", "export_dirs": [], "mounts": [], "port": N.DEFAULT_PORT,
+                      "state": "present"}
 
 
 # --- settings() ----------------------------------------------------------------------------------------
@@ -545,6 +564,7 @@ ROLE_SETTINGS = {
     "nfs_rdma_mounts": [mount(options=["vers=4.2"])],
     "nfs_rdma_links": ["rxe0"],
     "nfs_rdma_install": True,
+    "nfs_rdma_state": "present",
 }
 
 
@@ -605,7 +625,7 @@ BAD_CHARS = st.sampled_from([",", " ", "\n", "("])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=20), BAD_CHARS, st.text(max_size=20), st.sampled_from([None, N.EXPORT_OPTIONS]))
+@given(st.text(max_size=20), BAD_CHARS, st.text(max_size=20), st.sampled_from([None, N.EXPORT_SHAPES]))
 def test_an_option_with_a_separator_is_refused(before, bad, after, known):
     item = before + bad + after
     with pytest.raises(ValueError) as err:
@@ -614,7 +634,8 @@ def test_an_option_with_a_separator_is_refused(before, bad, after, known):
     assert message.startswith("opts[1]: ") and len(message.splitlines()) == 1
 
 
-OPTIONS = st.from_regex(r"[a-z][a-z0-9_]{0,8}(=[A-Za-z0-9_.:/@+-]{1,8})?", fullmatch=True)
+OPTIONS = st.sampled_from(["vers=4.2", "hard", "noatime", "nconnect=4", "rsize=1048576", "timeo=600", "noac", "lookupcache=none",
+                           "sec=sys", "local_lock=none", "nosharecache", "retrans=3"])
 
 
 CLIENT_LISTS = st.lists(st.sampled_from(["*", "192.0.2.0/24", "2001:db8::/64", "@rdma", "nfs1.example.com"]), min_size=1, max_size=4, unique=True)
@@ -675,3 +696,246 @@ def test_mount_problems_skips_absent_mounts_and_reads_octal_escapes():
     assert N.mount_problems("", absent, 20049) == []
     rows = N.parse_proc_mounts("server:/a\\040b /mnt/a\\040b nfs4 rw,proto=rdma 0 0\nshort line\n")
     assert rows == [{"source": "server:/a b", "path": "/mnt/a b", "fstype": "nfs4", "options": ["rw", "proto=rdma"]}]
+
+
+# --- issue 33: contradictions, shapes, removal, IPv6 ------------------------------------------------------
+# Shapes and pairs from nfs-utils' support/nfs/exports.c parseopts() (read via the search tool, nfs-utils 2.x: a later
+# option of a pair silently wins; an unknown keyword or "anonuid=" without a number is "bad option" after the file is
+# written) and Linux's fs/nfs/fs_context.c nfs_fs_parameters (6.1/6.12: fsparam_flag_no, fsparam_u32, enums).
+
+@pytest.mark.parametrize("options, message", [
+    (["rw", "ro"], r"\[1\]: 'ro' contradicts 'rw' \(.*\[0\]\); allowed: one of rw, ro$"),
+    (["sync", "no_subtree_check", "async"], r"\[2\]: 'async' contradicts 'sync' \(.*\[0\]\); allowed: one of sync, async$"),
+    (["secure", "insecure"], r"\[1\]: 'insecure' contradicts 'secure'"),
+    (["root_squash", "no_root_squash"], r"\[1\]: 'no_root_squash' contradicts 'root_squash'"),
+    (["all_squash", "no_all_squash"], r"'no_all_squash' contradicts"),
+    (["hide", "nohide"], r"'nohide' contradicts"),
+    (["crossmnt", "nocrossmnt"], r"'nocrossmnt' contradicts"),
+    (["wdelay", "no_wdelay"], r"'no_wdelay' contradicts"),
+    (["subtree_check", "no_subtree_check"], r"'no_subtree_check' contradicts"),
+    (["secure_locks", "no_auth_nlm"], r"'no_auth_nlm' contradicts 'secure_locks'"),
+    (["auth_nlm", "insecure_locks"], r"'insecure_locks' contradicts 'auth_nlm'"),
+    (["acl", "no_acl"], r"'no_acl' contradicts"),
+    (["pnfs", "no_pnfs"], r"'no_pnfs' contradicts"),
+    (["mp", "mountpoint=/srv"], r"'mountpoint=/srv' contradicts 'mp'"),
+    (["refer=/a@h", "replicas=/a@g"], r"'replicas=/a@g' contradicts 'refer=/a@h'"),
+    (["rw=1"], r"\[0\]: 'rw=1' is refused: rw takes no value; allowed: "),
+    (["anonuid"], r"\[0\]: 'anonuid' is refused: anonuid needs a value"),
+    (["anonuid=x"], r"'anonuid=x' is refused: anonuid takes a number 0-4294967295"),
+    (["anongid=-1"], r"'anongid=-1' is refused: anongid takes a number"),
+    (["anonuid=4294967296"], r"'anonuid=4294967296' is refused"),
+    (["fsid=abc"], r"'fsid=abc' is refused: fsid takes root, a number"),
+    (["fsid=08"], r"'fsid=08' is refused"),
+    (["sec=sys:foo"], r"'sec=sys:foo' is refused: sec takes flavours of none, sys, krb5, krb5i, krb5p"),
+    (["sec=sys:sys"], r"'sec=sys:sys' is refused"),
+    (["refer=nowhere"], r"'refer=nowhere' is refused: refer takes path@host"),
+    (["mountpoint=rel"], r"'mountpoint=rel' is refused: mountpoint takes an absolute path"),
+    (["xprtsec=tls"], r"'xprtsec=tls' is refused: TLS runs over TCP only"),
+    (["xprtsec=none"], r"'xprtsec=none' is refused: TLS runs over TCP only"),
+    (["norootsquash"], r"'norootsquash' is not an export option of exports\(5\); allowed: acl, all_squash"),
+])
+def test_export_options_of_the_wrong_shape_or_contradicting_are_refused(options, message):
+    prefix = r"^nfs_rdma_exports\[0\]\.clients\[0\]\.options" + ("" if message.startswith("\\[") else r"\[\d+\]: ")
+    with pytest.raises(ValueError, match=prefix + message) as err:
+        N.exports([export(clients=[{"host": NETWORK, "options": options}])])
+    one_line_error(err, re.match(r"[^:]*", str(err.value)).group(0))
+
+
+@pytest.mark.parametrize("options", [
+    ["ro", "async", "insecure", "no_root_squash", "all_squash", "anonuid=65534", "anongid=0", "fsid=0x10"],
+    ["rw", "sync", "fsid=root", "sec=krb5p:krb5i:sys", "crossmnt", "no_wdelay", "mp", "no_acl", "nordirplus"],
+    ["fsid=d5b0a0c9-1e6a-4b0f-9a4b-1234567890ab", "refer=/a@192.0.2.1+192.0.2.2:/b@h", "mountpoint=/srv", "security_label"],
+])
+def test_export_options_of_the_right_shape_are_kept(options):
+    assert N.exports([export(clients=[{"host": NETWORK, "options": options}])])[0]["clients"][0]["options"] == options
+
+
+@pytest.mark.parametrize("first, second, key", [
+    ("192.0.2.0/24", "192.0.2.0/255.255.255.0", "192.0.2.0/24"),
+    ("192.0.2.7", "192.0.2.7/32", "192.0.2.7"),
+    ("192.0.2.0/24", "192.0.2.9/24", "192.0.2.0/24"),
+    ("2001:db8::/64", "2001:0db8:0:0::/64", "2001:db8::/64"),
+    ("2001:db8::1", "2001:db8:0::1/128", "2001:db8::1"),
+    ("nfs1.example.com", "NFS1.Example.com.", "nfs1.example.com"),
+])
+def test_one_client_in_two_spellings_is_refused(first, second, key):
+    with pytest.raises(ValueError, match=rf"^nfs_rdma_exports\[0\]\.clients\[1\]\.host: {re.escape(repr(second))} is listed again "
+                                         rf"\(first at nfs_rdma_exports\[0\]\.clients\[0\] as {re.escape(repr(first))}, both "
+                                         rf"{re.escape(key)}\); allowed: each client once$"):
+        N.exports([export(clients=[{"host": first}, {"host": second}])])
+    assert N.client_key(first) == N.client_key(second) == key
+
+
+def test_two_networks_that_differ_are_two_clients():
+    assert len(N.exports([export(clients=[{"host": "192.0.2.0/24"}, {"host": "192.0.2.0/25"}, {"host": "192.0.3.0/24"}])])[0]["clients"]) == 3
+
+
+@pytest.mark.parametrize("first, second", [("fsid=1", "fsid=1"), ("fsid=root", "fsid=0"), ("fsid=16", "fsid=0x10"), ("fsid=8", "fsid=010"),
+                                           ("fsid=d5b0a0c91e6a4b0f9a4b1234567890ab", "fsid=D5B0A0C9-1E6A-4B0F-9A4B-1234567890AB")])
+def test_one_fsid_on_two_paths_is_refused(first, second):
+    value = [export(clients=[{"host": NETWORK, "options": ["rw", first]}]),
+             export(path="/srv/other", clients=[{"host": NETWORK, "options": ["ro", second]}])]
+    with pytest.raises(ValueError, match=rf"^nfs_rdma_exports\[1\]\.clients\[0\]\.options\[1\]: {re.escape(repr(second))} is the fsid "
+                                         rf"of '/srv/rdma' too \(nfs_rdma_exports\[0\]\.clients\[0\]\.options\[1\]\); allowed: "):
+        N.exports(value)
+
+
+def test_one_fsid_for_two_clients_of_one_path_is_kept():
+    value = [export(clients=[{"host": NETWORK, "options": ["rw", "fsid=1"]}, {"host": "*", "options": ["ro", "fsid=1"]}]),
+             export(path="/srv/other", clients=[{"host": NETWORK, "options": ["fsid=2"]}])]
+    assert len(N.exports(value)) == 2
+
+
+@pytest.mark.parametrize("options, message", [
+    (["vers=4.2", "nfsvers=3"], r"\[1\]: 'nfsvers=3' contradicts 'vers=4.2' \(nfs_rdma_mounts\[0\]\.options\[0\]\); allowed: one of vers, nfsvers"),
+    (["v3", "vers=4.2"], r"\[1\]: 'vers=4.2' contradicts 'v3'"),
+    (["hard", "soft"], r"\[1\]: 'soft' contradicts 'hard'.*allowed: one of hard, soft, softerr$"),
+    (["softerr", "hard"], r"\[1\]: 'hard' contradicts 'softerr'"),
+    (["ac", "noac"], r"'noac' contradicts 'ac'"),
+    (["nocto", "cto"], r"'cto' contradicts 'nocto'"),
+    (["lock", "nolock"], r"'nolock' contradicts 'lock'"),
+    (["sharecache", "nosharecache"], r"'nosharecache' contradicts"),
+    (["resvport", "noresvport"], r"'noresvport' contradicts"),
+    (["rdirplus", "nordirplus"], r"'nordirplus' contradicts"),
+    (["bg", "fg"], r"'fg' contradicts 'bg'"),
+    (["ro", "rw"], r"'rw' contradicts 'ro'"),
+    (["noatime", "atime"], r"'atime' contradicts 'noatime'"),
+    (["actimeo=30", "acregmin=3"], r"'acregmin=3' contradicts 'actimeo=30'"),
+    (["noac", "acdirmax=3"], r"'acdirmax=3' contradicts 'noac'"),
+    (["noac", "actimeo=3"], r"'actimeo=3' contradicts 'noac'"),
+    (["vers=4.2", "minorversion=1"], r"\[1\]: 'minorversion=1' contradicts 'vers=4.2' \(nfs_rdma_mounts\[0\]\.options\[0\]\); allowed: "),
+    (["minorversion=1", "vers=3"], r"\[0\]: 'minorversion=1' contradicts 'vers=3'"),
+    (["xprtsec=tls"], r"\[0\]: 'xprtsec=tls' is refused: TLS runs over TCP only: Linux refuses xprtsec=tls/mtls with proto=rdma"),
+    (["xprtsec=mtls"], r"'xprtsec=mtls' is refused"),
+    (["vers=5"], r"'vers=5' is refused: vers takes one of 2, 3, 4, 4.0, 4.1, 4.2"),
+    (["hard=1"], r"'hard=1' is refused: hard takes no value"),
+    (["nconnect=17"], r"'nconnect=17' is refused: nconnect takes one of 1, 2, "),
+    (["vers=4", "minorversion=3"], r"'minorversion=3' is refused: minorversion takes one of 0, 1, 2"),
+    (["rsize=1M"], r"'rsize=1M' is refused: rsize takes a number"),
+    (["lookupcache=some"], r"'lookupcache=some' is refused: lookupcache takes one of all, none, pos, positive"),
+    (["clientaddr=host"], r"'clientaddr=host' is refused: clientaddr takes an IP address"),
+    (["sec=sys:bogus"], r"'sec=sys:bogus' is refused"),
+    (["hardd"], r"\[0\]: 'hardd' is not an NFS mount option of Linux or mount\(8\); allowed: "),
+    (["nohard"], r"'nohard' is not an NFS mount option"),
+])
+def test_mount_options_of_the_wrong_shape_or_contradicting_are_refused(options, message):
+    prefix = r"^nfs_rdma_mounts\[0\]\.options" + ("" if message.startswith("\\[") else r"\[\d+\]: ")
+    with pytest.raises(ValueError, match=prefix + message) as err:
+        N.mounts([mount(options=options)])
+    one_line_error(err, re.match(r"[^:]*", str(err.value)).group(0))
+
+
+@pytest.mark.parametrize("options", [
+    ["vers=4", "minorversion=2", "hard", "noac", "nocto", "nolock", "nconnect=4"],
+    ["nfsvers=3", "soft", "timeo=600", "retrans=3", "noresvport", "lookupcache=positive", "local_lock=all", "sec=krb5:sys"],
+    ["v4", "softerr", "actimeo=60", "noatime", "nodiratime", "nosuid", "nodev", "noexec", "nofail", "clientaddr=fe80::1"],
+    ["minorversion=1"],
+    ["vers=4.1", "ac", "cto", "acregmin=3", "acregmax=60", "acdirmin=30", "acdirmax=60", "norelatime", "lazytime", "async"],
+])
+def test_mount_options_of_the_right_shape_are_kept(options):
+    assert N.mounts([mount(options=options)])[0]["options"] == options
+
+
+def test_every_mount_option_alone_is_accepted():
+    for name in N.MOUNT_SHAPES:
+        item = sample(name, N.MOUNT_SHAPES)
+        assert N.mounts([mount(options=[item])])[0]["options"] == [item]
+        if N.MOUNT_SHAPES[name] == "flag_no":
+            assert N.mounts([mount(options=["no" + name])])[0]["options"] == ["no" + name]
+
+
+@pytest.mark.parametrize("server, proto, source", [
+    ("169.254.77.1", "rdma", "169.254.77.1:/srv/rdma"),
+    ("nfs1.example.com", "rdma", "nfs1.example.com:/srv/rdma"),
+    ("fd77::1", "rdma6", "[fd77::1]:/srv/rdma"),
+    ("FD77:0::1", "rdma6", "[fd77::1]:/srv/rdma"),
+    ("::ffff:169.254.77.1", "rdma6", "[::ffff:169.254.77.1]:/srv/rdma"),
+])
+def test_the_proto_follows_the_server_s_address_family(server, proto, source):
+    normal = N.mounts([mount(server=server, options=[])])[0]
+    assert (normal["proto"], normal["source"]) == (proto, source)
+    assert f"Options=proto={proto},port=20049\n" in N.render_mount_unit(normal, 20049)
+
+
+# /proc/mounts of an NFSv4.2 mount over RDMA of an IPv6 server, recorded on the lab (Debian 12, 6.1.0-56, nfs-common 2.6.2;
+# tests/lab/nfs_rdma_consumer.yml, the role's mount unit Options=proto=rdma6,port=20049,vers=4.2).
+PROC_MOUNTS_RDMA6 = (
+    "[fd77::1]:/srv/rdma /mnt/rdma6 nfs4 rw,relatime,vers=4.2,rsize=65536,wsize=65536,namlen=255,hard,proto=rdma6,port=20049,"
+    "timeo=600,retrans=2,sec=sys,clientaddr=fd77::2,local_lock=none,addr=fd77::1 0 0\n")
+
+
+def test_mount_problems_reads_rdma6_for_an_ipv6_server_and_only_there():
+    six = N.mounts([{"server": "fd77::1", "export": "/srv/rdma", "path": "/mnt/rdma6"}])
+    assert N.mount_problems(PROC_MOUNTS_RDMA6, six, 20049) == []
+    four = N.mounts([{"server": "169.254.77.1", "export": "/srv/rdma", "path": "/mnt/rdma6"}])
+    assert N.mount_problems(PROC_MOUNTS_RDMA6, four, 20049) == [
+        "/mnt/rdma6: [fd77::1]:/srv/rdma is mounted as nfs4 " + PROC_MOUNTS_RDMA6.split(" ")[3] + ", not NFS with proto=rdma,port=20049"]
+    assert N.mount_problems(PROC_MOUNTS_RDMA.replace("/mnt/rdma ", "/mnt/rdma6 "), six, 20049)[0].endswith(
+        "not NFS with proto=rdma6,port=20049")
+
+
+@pytest.mark.parametrize("state, expected", [("present", ["mounted", "absent"]), ("absent", ["absent", "absent"])])
+def test_state_absent_takes_every_mount_away(state, expected):
+    value = {"nfs_rdma_state": state, "nfs_rdma_mounts": [mount(), mount(path="/mnt/b", state="absent")]}
+    assert [item["state"] for item in N.files(value)["mounts"]] == expected
+    assert N.files(value)["state"] == state
+
+
+@pytest.mark.parametrize("state", ["gone", "", None, True, ["absent"]])
+def test_state_refused(state):
+    with pytest.raises(ValueError, match=r"^nfs_rdma_state: .* is not allowed; allowed: present, absent$"):
+        N.settings({"nfs_rdma_state": state})
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({"nfs_rdma_server": False},
+     ["nfs_rdma_exports: 1 export(s) on a host whose nfs_rdma_server is False; allowed: exports only with nfs_rdma_server: true"]),
+    ({"nfs_rdma_server": "no"},
+     ["nfs_rdma_exports: 1 export(s) on a host whose nfs_rdma_server is 'no'; allowed: exports only with nfs_rdma_server: true"]),
+    ({"nfs_rdma_state": "absent"},
+     ["nfs_rdma_server: true contradicts nfs_rdma_state: absent (which removes the server's RDMA listener); allowed: false with absent"]),
+    ({"nfs_rdma_state": "absent", "nfs_rdma_server": False, "nfs_rdma_exports": []}, []),
+    ({"nfs_rdma_server": "maybe"}, ["nfs_rdma_server: 'maybe' is not a boolean; allowed: true or false"]),
+    ({"nfs_rdma_state": "gone"}, ["nfs_rdma_state: 'gone' is not allowed; allowed: present, absent"]),
+])
+def test_role_input_contradictions_between_variables(changes, expected):
+    assert _role_inputs.errors("nfs_rdma", dict(ROLE_SETTINGS, **changes)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(N.EXPORT_CONFLICTS + N.MOUNT_CONFLICTS), st.data())
+def test_any_two_of_a_group_are_refused_in_either_order(group, data):
+    first, second = data.draw(st.permutations(group))[:2]
+    export_group = group in N.EXPORT_CONFLICTS
+    shapes = N.EXPORT_SHAPES if export_group else N.MOUNT_SHAPES
+
+    def item(name):
+        if name in shapes:
+            return sample(name, shapes)
+        return name  # noNAME of a flag_no, or noac
+    items = [item(first), item(second)]
+    with pytest.raises(ValueError, match=r"^opts\[1\]: .* contradicts .*\(opts\[0\]\); allowed: one of "):
+        N.option_list(items, "opts", shapes, conflicts=N.EXPORT_CONFLICTS if export_group else N.MOUNT_CONFLICTS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.ip_addresses(v=4), st.integers(min_value=0, max_value=32))
+def test_a_network_as_prefix_and_as_netmask_is_one_client(address, prefix):
+    network = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
+    as_prefix, as_mask = f"{network.network_address}/{prefix}", f"{network.network_address}/{network.netmask}"
+    assert N.client_key(as_prefix) == N.client_key(as_mask)
+    with pytest.raises(ValueError, match=r"^nfs_rdma_exports\[0\]\.clients\[1\]\.host: .* is listed again"):
+        N.exports([export(clients=[{"host": as_prefix}, {"host": as_mask}])])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(sorted(N.MOUNT_SHAPES)), min_size=1, max_size=6, unique=True))
+def test_accepted_mount_options_have_no_two_of_one_group(names):
+    items = [sample(name, N.MOUNT_SHAPES) for name in names]
+    try:
+        N.mounts([mount(options=items)])
+    except ValueError as err:
+        assert "contradicts" in str(err), err
+        return
+    for group in N.MOUNT_CONFLICTS:
+        assert len(set(group) & set(names)) <= 1, (group, names)
