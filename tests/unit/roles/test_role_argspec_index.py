@@ -40,6 +40,9 @@ CASES = [
     ("roce_qos", {"rdma_qos_intent": {"pfc": {"priorities": [3, "x"]}}}, "rdma_qos_intent.pfc.priorities[1]"),
     ("fabric_check", {"fabric_check_ip": "192.0.2.1", "fabric_check_ib_ipoib": [{"name": "ib0"}, {"name": "ib1", "mtu": "x"}]},
      "fabric_check_ib_ipoib[1]"),
+    ("nfs_rdma", {"nfs_rdma_mounts": [{"server": "192.0.2.1", "export": "/srv/a", "path": "/mnt/a"},
+                                      {"server": "192.0.2.1", "export": "/srv/b", "path": "/mnt/b", "options": "ro"}]},
+     "nfs_rdma_mounts[1].options"),
 ]
 
 
