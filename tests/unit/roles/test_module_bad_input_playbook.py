@@ -7,6 +7,9 @@ The fact modules only read sysfs, so they run here for real: ansible-core's cont
 and AnsibleModule are the consumer of the arguments. Before the fix, ``port: inf`` ended in ansible-core's
 ``cannot convert Infinity to integer`` (2.19.14 and 2.21.5 alike), ``device: 5`` became ``['5']`` and a
 device name with ESC was accepted; each now fails with the module's own printable line naming the option.
+
+It lives beside the roles' ansible-playbook tests, not in tests/unit/plugins/modules: ansible-test runs module unit
+tests with ansible.module_utils only on the path, where ansible.cli (the controller) cannot be imported.
 """
 
 from __future__ import annotations
