@@ -144,9 +144,7 @@ INT_MAX = 2**31 - 1
 _INVALID = object()
 
 
-def one_line(text) -> str:
-    """text with every character that could start a new line (or hide one) escaped as in repr()."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in str(text))
+one_line = _validate.one_line  # every message on one printable line, as the modules print theirs
 
 
 class _Errors:
