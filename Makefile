@@ -93,7 +93,7 @@ ee: bootstrap-nolab
 
 # the subnet_manager role's files under real OpenSM on ibsim's simulated fabric (tests/ib; about a minute, no root, no VM)
 ib: bootstrap-nolab
-	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-ib.xml tests/ib
+	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q -n 2 --junitxml=$(LOGS)/verify-ib.xml tests/ib
 
 molecule: bootstrap
 	mkdir -p $(LOGS) && cd $(TOP) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-default.xml" molecule test
