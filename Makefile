@@ -48,17 +48,7 @@ bootstrap-nolab:
 # --- tests ---------------------------------------------------------------------
 test: bootstrap
 	@mkdir -p $(LOGS) && rm -f $(LOGS)/timing.jsonl $(LOGS)/timing.md $(LOGS)/verify-*.xml
-	@tools/timed "sanity" $(MAKE) --no-print-directory sanity
-	@tools/timed "lint" $(MAKE) --no-print-directory lint
-	@tools/timed "units" $(MAKE) --no-print-directory units
-	@tools/timed "sanity-oldest" $(MAKE) --no-print-directory sanity-oldest
-	@tools/timed "units-oldest" $(MAKE) --no-print-directory units-oldest
-	@tools/timed "ee" $(MAKE) --no-print-directory ee
-	@tools/timed "ib" $(MAKE) --no-print-directory ib
-	@tools/timed "first-run" $(MAKE) --no-print-directory first-run
-	@tools/timed "molecule" $(MAKE) --no-print-directory molecule
-	@tools/timed "molecule-containers" $(MAKE) --no-print-directory molecule-containers
-	@echo; tools/timing-table
+	@tools/make-test
 
 # Target Pythons (modules run on 3.9+): compile and import run on every one found,
 # through links in .build/pythons; pyenv's shims stay out of ansible-test's PATH.

@@ -477,6 +477,11 @@ def render_mount_unit(mount: dict, port: int, link_names=()) -> str:
     """The mount unit of one normalised mount: NFS over RDMA, after the network and the RDMA links."""
     after = ["network-online.target"] + [_persist.unit_instance(name) for name in link_names]
     options = ",".join([f"proto={mount.get('proto', 'rdma')}", f"port={port}"] + list(mount["options"]))
+    # mount.nfs retries a refused or unanswered mount for retry= minutes (2 by default, nfs(5)); systemd
+    # would stop it after its own 90 s (DefaultTimeoutStartSec), so a client that boots before its server
+    # (a whole cluster powered on at once) stayed unmounted. The unit waits as long as mount.nfs retries.
+    retry = [int(option.split("=", 1)[1]) for option in mount["options"] if option.startswith("retry=")]
+    timeout = max(90, (retry[-1] if retry else 2) * 60 + 30)
     return (
         HEADER
         + "[Unit]\n"
@@ -488,6 +493,7 @@ def render_mount_unit(mount: dict, port: int, link_names=()) -> str:
         + f"Where={mount['path']}\n"
         + "Type=nfs\n"
         + f"Options={options}\n"
+        + f"TimeoutSec={timeout}\n"
         + "\n[Install]\n"
         + "WantedBy=remote-fs.target\n"
     )

@@ -15,8 +15,9 @@ exactly when nothing rdma.fabric touches changed.
 
 configfs (like sysfs) makes its inodes when a path is looked up and may drop them
 again, so an attribute read twice can show a new inode number and mtime while
-nothing was written. Under /sys, differences() compares only existence, type, mode,
-size and content.
+nothing was written (Debian 13's kernel did so between two reads of a play). Under
+/sys, differences() compares only existence, type, mode, size and content; with
+compare_to the module returns differences() against an earlier manifest.
 """
 
 from __future__ import annotations
@@ -92,16 +93,21 @@ def take(trees=TREES, commands=None) -> dict:
             "kernel modules": modules}
 
 
-def differences(before: dict, after: dict, ignore=()) -> list:
+def differences(before: dict, after: dict, ignore=(), directories_by_mode=False) -> list:
     """What changed between two manifests, one line per path or command.
 
     ignore: entry keys not to compare anywhere (for example inode and mtime_ns, to
     compare files by content only); under /sys, UNSTABLE_IN_SYS is never compared.
+    directories_by_mode: a directory that is in both compares by its mode alone (its
+    mtime and size move when an entry comes and goes; its inode when it was made again).
     """
     lines = []
     for path in sorted(set(before["files"]) | set(after["files"])):
         old, new = before["files"].get(path), after["files"].get(path)
         skip = set(ignore) | (set(UNSTABLE_IN_SYS) if path.startswith("/sys/") else set())
+        if directories_by_mode and old and new and all(stat.S_ISDIR(int(item["mode"], 8)) for item in (old, new)):
+            skip |= set(old) | set(new)
+            skip.discard("mode")
         if skip and old and new:
             old, new = ({key: value for key, value in item.items() if key not in skip} for item in (old, new))
         if old != new:
@@ -119,9 +125,17 @@ def differences(before: dict, after: dict, ignore=()) -> list:
 def main() -> None:
     from ansible.module_utils.basic import AnsibleModule  # pylint: disable=import-outside-toplevel
 
-    module = AnsibleModule(argument_spec={"trees": {"type": "list", "elements": "str", "default": list(TREES)}},
+    module = AnsibleModule(argument_spec={"trees": {"type": "list", "elements": "str", "default": list(TREES)},
+                                          "compare_to": {"type": "dict"},
+                                          "directories_by_mode": {"type": "bool", "default": False}},
                            supports_check_mode=True)
-    module.exit_json(changed=False, manifest=take(module.params["trees"]))
+    manifest = take(module.params["trees"])
+    result = {"changed": False, "manifest": manifest}
+    if module.params["compare_to"] is not None:
+        # the same comparison as the Python tests (differences()), so a playbook asserts differences == []
+        result["differences"] = differences(module.params["compare_to"], manifest,
+                                            directories_by_mode=module.params["directories_by_mode"])
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

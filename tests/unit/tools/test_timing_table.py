@@ -14,7 +14,7 @@ import sys
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "timing-table")
 
 ROWS = [
-    {"kind": "phase", "name": "sanity", "seconds": 61, "rc": 0},
+    {"kind": "phase", "name": "sanity", "seconds": 61, "rc": 0, "cpu_percent": 97},
     {"kind": "lab", "name": "boot 2 VM(s) to ssh", "seconds": 44.2, "lab": ".lab-molecule"},
     {"kind": "playbook", "name": "molecule/default/create.yml", "seconds": 50.1, "scenario": "default"},
     {"kind": "playbook", "name": "molecule/default/converge.yml", "seconds": 300.0, "scenario": "default"},
@@ -26,6 +26,7 @@ ROWS = [
     {"kind": "playbook", "name": "molecule/default/side_effect.yml", "seconds": 600.0, "scenario": "default"},
     {"kind": "playbook", "name": "/tmp/pytest-1/play-vm1.yml", "seconds": 20.0, "scenario": "default"},
     {"kind": "phase", "name": "molecule", "seconds": 1500, "rc": 0},
+    {"kind": "wall", "seconds": 1502, "rc": 0},
 ]
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="3">
@@ -45,7 +46,9 @@ def test_table(tmp_path):
     assert proc.returncode == 0, proc.stderr
     table = (tmp_path / "timing.md").read_text(encoding="utf-8")
     assert table.strip() == proc.stdout.strip()
-    for line in ("| sanity | 61 s | 0 |", "| **total** | **1,561 s (26.0 min)** | |",
+    for line in ("| sanity | 61 s | 0 | 97 % |", "| molecule | 1,500 s (25.0 min) | 0 |  |",
+                 "| **sum of the parts** | **1,561 s (26.0 min)** | | |",
+                 "| **make test, wall clock** | **1,502 s (25.0 min)** | 0 | |",
                  "| boot 2 VM(s) to ssh | .lab-molecule | 44 s |", "| default | create | 50 s |",
                  "| default | converge | 300 s (5.0 min) |", "| default | idempotence | 90 s |",
                  "| default | side effect | 600 s (10.0 min) |", "| Lab tests \\| memlock | default | 33 s |",

@@ -426,6 +426,7 @@ What=169.254.77.1:/srv/rdma
 Where=/mnt/rdma
 Type=nfs
 Options=proto=rdma,port=20049,vers=4.2,hard
+TimeoutSec=150
 
 [Install]
 WantedBy=remote-fs.target
@@ -469,6 +470,15 @@ def test_render_mount_unit():
     assert "Options=proto=rdma6,port=20049\n" in text
     assert "What=[2001:db8::1]:/srv/rdma\n" in text
     assert "After=network-online.target rdma-fabric-link@rxe0.service rdma-fabric-link@siw0.service\n" in text
+
+
+@pytest.mark.parametrize("options, timeout", [
+    ([], 150),  # mount.nfs retries for 2 minutes by default (nfs(5)); systemd would stop it at 90 s
+    (["retry=0"], 90), (["retry=1"], 90), (["retry=5"], 330), (["vers=4.2", "retry=10"], 630),
+])
+def test_the_mount_unit_waits_as_long_as_mount_nfs_retries(options, timeout):
+    text = N.render_mount_unit(N.mounts([mount(options=options)])[0], 20049)
+    assert f"\nTimeoutSec={timeout}\n" in text
 
 
 def test_files_of_the_typical_case():

@@ -1,0 +1,82 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""tools/make-test: make test's two lanes, run against a stand-in `make` that records each part."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+
+TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
+NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
+LAB = ["first-run", "molecule", "molecule-containers"]
+
+# The stand-in: `make --no-print-directory PART` writes "start PART <nice>" and "end PART" to the
+# record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
+MAKE = """#!/bin/sh
+part=$2
+echo "start $part $(nice)" >>"$RECORD"
+echo "output of $part"
+case $part in first-run|molecule|molecule-containers) sleep 0.4;; esac
+echo "end $part" >>"$RECORD"
+[ "$part" != "$FAIL_PART" ]
+"""
+
+
+def run(tmp_path, lanes="2", fail=""):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    make = bindir / "make"
+    make.write_text(MAKE, encoding="utf-8")
+    make.chmod(make.stat().st_mode | stat.S_IXUSR)
+    record = tmp_path / "record"
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
+               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
+    proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=120)
+    lines = record.read_text(encoding="utf-8").splitlines()
+    with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    return proc, lines, rows
+
+
+def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
+    proc, lines, rows = run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    starts = {line.split()[1]: int(line.split()[2]) for line in lines if line.startswith("start ")}
+    assert sorted(starts) == sorted(NOLAB + LAB)
+    assert all(starts[part] == 19 for part in NOLAB) and all(starts[part] == 0 for part in LAB), starts
+    # each lane keeps its order, and the no-lab lane started before the first lab part ended
+    assert [line.split()[1] for line in lines if line.split()[1] in LAB and line.startswith("start")] == LAB
+    assert [line.split()[1] for line in lines if line.split()[1] in NOLAB and line.startswith("start")] == NOLAB
+    assert lines.index("start sanity 19") < lines.index("end first-run")
+    # the lab parts print their output, the no-lab parts only into their logs
+    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout
+    assert (tmp_path / "logs" / "sanity.log").read_text(encoding="utf-8") == "output of sanity\n"
+    phases = [row for row in rows if row["kind"] == "phase"]
+    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB)
+    assert all(0 <= row["cpu_percent"] <= 100 for row in phases)
+    assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
+    assert "| **make test, wall clock** |" in proc.stdout
+
+
+@pytest.mark.parametrize("lanes", ["1", "2"])
+@pytest.mark.parametrize("fail", ["units", "molecule"])
+def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
+    proc, lines, rows = run(tmp_path, lanes, fail)
+    assert proc.returncode == 1
+    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB)
+    assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
+    assert f"[failed] {fail}:" in proc.stderr
+    assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
+
+
+def test_one_lane_runs_the_parts_one_after_another(tmp_path):
+    proc, lines, _ = run(tmp_path, "1")
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
+    assert all(line.endswith(" 0") for line in lines if line.startswith("start "))
