@@ -77,8 +77,9 @@ sanity-oldest units-oldest: bootstrap-nolab
 lint: bootstrap-nolab
 	ansible-lint --profile production --offline
 
-# the execution environment: ansible-builder create on ee/execution-environment.yml, introspect on the collection
+# the execution environment: the collection's tarball, ansible-builder create on ee/execution-environment.yml, introspect on the collection
 ee: bootstrap-nolab
+	ansible-galaxy collection build --force --output-path $(TOP)/.build >/dev/null
 	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-ee.xml tests/ee
 
 # the subnet_manager role's files under real OpenSM on ibsim's simulated fabric (tests/ib; about a minute, no root, no VM)
