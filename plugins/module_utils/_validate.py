@@ -18,7 +18,6 @@ IFNAMSIZ = 16  # the kernel's limit, including the terminating NUL
 IB_DEVICE_NAME_MAX = 64
 
 _WHITESPACE = re.compile(r"\s")
-_PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")  # verbatim_int()
 # The bytes the kernel's isspace() takes for white space (lib/ctype.c: _S on 9-13, 32 and 160), which
 # dev_valid_name() refuses in a network interface name byte by byte: 0xa0 is also a byte of the UTF-8 of
 # U+00A0 (c2 a0), U+00E0 (c3 a0) or U+2020 (e2 80 a0), so the kernel refuses names holding those too.
@@ -113,7 +112,11 @@ def integer(value, option: str) -> int:
 
 
 def int_in_range(value, low: int, high: int, option: str) -> int:
-    """value as an int when it is in the one integer form (see integer()) and lies in [low, high]."""
+    """value as an int when it is in the one integer form (see integer()) and lies in [low, high].
+
+    With low >= 0 the text it accepts is what a command line or a file gets verbatim: plain decimal
+    digits, no sign, white space, '_' or leading zero (int() reads 30 from '30 ', a command gets '30 ').
+    """
     try:
         number = integer(value, option)
     except ValueError:
@@ -122,18 +125,6 @@ def int_in_range(value, low: int, high: int, option: str) -> int:
     if not low <= number <= high:
         raise ValueError(f"{option}: {number} is out of range; allowed: {low}-{high}")
     return number
-
-
-def verbatim_int(value, low: int, high: int, option: str) -> int:
-    """An integer that a task writes into a command line or a file as it is given.
-
-    A YAML integer, or text of plain decimal digits (no sign, white space, '_' or leading zero):
-    what int() reads from '30 ' is 30, but the command gets '30 '.
-    """
-    if isinstance(value, float) or (isinstance(value, str) and not _PLAIN_DECIMAL.fullmatch(value)):
-        raise ValueError(f"{option}: {_shown(value)} is not an integer as a command takes it; "
-                         f"allowed: {low}-{high}, a YAML integer or plain decimal digits")
-    return int_in_range(value, low, high, option)
 
 
 def port_number(value, option: str = "port") -> int:

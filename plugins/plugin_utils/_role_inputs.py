@@ -433,8 +433,8 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
         if errors.check(_validate.choice, test, FABRIC_TESTS, f"fabric_check_tests[{index}]") is not _INVALID:
             _listed_once(errors, listed, test, index, f"fabric_check_tests[{index}]", repr(test), "each test once")
     # the counts, durations and the port go into argvs as they are given ("{{ fabric_check_timeout }}"): checked as that text
-    timeout = errors.check(_validate.verbatim_int, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
-    errors.check(_validate.verbatim_int, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
+    timeout = errors.check(_validate.int_in_range, settings["fabric_check_timeout"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_timeout")
+    errors.check(_validate.int_in_range, settings["fabric_check_pingpong_iters"], 1, INT_MAX, "fabric_check_pingpong_iters")
     _below_timeout(errors, settings, "fabric_check_write_bw_seconds", 1, timeout, "ib_write_bw")
     errors.check(_validate.file_path, settings["fabric_check_report_dir"], "fabric_check_report_dir")
     _boolean(errors, settings, "fabric_check_report_only")
@@ -445,7 +445,7 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
 
 def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeout, bounds: str) -> None:
     """A duration or count of low.. that must stay below fabric_check_timeout, which bounds the command it feeds."""
-    value = errors.check(_validate.verbatim_int, settings[option], low, FABRIC_TIMEOUT_MAX, option)
+    value = errors.check(_validate.int_in_range, settings[option], low, FABRIC_TIMEOUT_MAX, option)
     if timeout is not _INVALID and value is not _INVALID and value >= timeout:
         allowed = f"{low}-{timeout - 1}" if timeout > 1 else f"{'none' if low else '0'} while fabric_check_timeout is 1"
         errors.add(f"{option}: {value} is not below fabric_check_timeout ({timeout}), which bounds {bounds}; allowed: {allowed}")
@@ -454,7 +454,7 @@ def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeo
 def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
     """ping and iperf3 between the pair's addresses: both bounded by fabric_check_timeout."""
     bound = timeout if timeout is not _INVALID else None
-    count = errors.check(_validate.verbatim_int, settings["fabric_check_ping_count"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_ping_count")
+    count = errors.check(_validate.int_in_range, settings["fabric_check_ping_count"], 1, FABRIC_TIMEOUT_MAX, "fabric_check_ping_count")
     # ping sends one request every 0.2 s and waits up to 2 s for the last reply
     if bound is not None and count is not _INVALID and count * 0.2 + 2 > bound:
         most = int(round((bound - 2) / 0.2, 6))
@@ -462,7 +462,7 @@ def _fabric_check_ip_tests(errors: _Errors, settings: dict, timeout) -> None:
         errors.add(f"fabric_check_ping_count: {count} packets (0.2 s apart, 2 s for the last reply) do not fit fabric_check_timeout "
                    f"({bound} s), which bounds ping; allowed: {allowed}")
     _below_timeout(errors, settings, "fabric_check_iperf3_seconds", 1, timeout, "iperf3")
-    port = errors.check(_validate.verbatim_int, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
+    port = errors.check(_validate.int_in_range, settings["fabric_check_iperf3_port"], 1, 65535, "fabric_check_iperf3_port")
     if port == PERFTEST_PORT:
         errors.add(f"fabric_check_iperf3_port: {port} is the port ibv_rc_pingpong and ib_write_bw listen on; "
                    "allowed: another port of 1-65535 (iperf3's own is 5201)")
