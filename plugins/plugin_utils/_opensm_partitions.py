@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pkey
+from ansible_collections.rdma.fabric.plugins.module_utils import _pkey, _validate
 
 DEFAULT_PKEY = 0x7FFF
 DEFAULT_PARTITION = {
@@ -70,7 +70,6 @@ NAME_MAX = 64
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _GUID = re.compile(r"0x[0-9a-fA-F]{16}")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
-_DECIMAL = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() takes '\u00b2' and other digits int() refuses
 
 NAME_ALLOWED = f"1-{NAME_MAX} letters, digits, '_', '.' or '-'"
 GUID_ALLOWED = f"a port GUID (0x and 16 hex digits, not all zero) or one of {', '.join(KEYWORDS)}"
@@ -83,17 +82,12 @@ def _shown(value) -> str:
 # --- values ----------------------------------------------------------------------------------
 
 def _int(value, low: int, high: int, path: str, allowed: str = "") -> int:
-    """value as an int in [low, high]; bools and fractions are refused, '0x..' text is read as hex."""
+    """value as an int in [low, high]: the module kit's one integer form (_validate.integer), or '0x..' hex text."""
     allowed = allowed or f"{low}-{high}"
-    number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str) and _HEX.fullmatch(value.strip()):
-        number = int(value.strip(), 16)
-    elif isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
-        number = int(value.strip())
-    if number is None:
-        raise ValueError(f"{path}: {_shown(value)} is not an integer; allowed: {allowed}")
+    try:
+        number = int(value, 16) if isinstance(value, str) and _HEX.fullmatch(value) else _validate.integer(value, path)
+    except ValueError:
+        raise ValueError(f"{path}: {_shown(value)} is not an integer; allowed: {allowed}") from None
     if not low <= number <= high:
         raise ValueError(f"{path}: {value!r} is out of range; allowed: {allowed}")
     return number

@@ -69,6 +69,7 @@ def test_users_default_partition_is_kept_and_put_first():
     (part(pkey="0X10"), "storage=0x0010 : 0x0002c90300002001=full;"),
     (part(ipoib=True, mtu=5, rate=7, sl=3), "storage=0x0002, ipoib, mtu=5, rate=7, sl=3 : 0x0002c90300002001=full;"),
     (part(ipoib=True, mtu="4"), "storage=0x0002, ipoib, mtu=4 : 0x0002c90300002001=full;"),
+    (part(ipoib=True, mtu="0x4", sl="0xf"), "storage=0x0002, ipoib, mtu=4, sl=15 : 0x0002c90300002001=full;"),
     (part(members=[{"guid": "0x0002C90300002001"}]), "storage=0x0002 : 0x0002c90300002001=limited;"),
     (part(members=[{"guid": "ALL_CAS", "membership": "limited"}, {"guid": "SELF", "membership": "full"},
                    {"guid": "ALL_SWITCHES", "membership": "full"}]),
@@ -113,6 +114,10 @@ def test_render_one_partition(entry, expected):
     ([part(ipoib="yes")], r"^subnet_manager_partitions\[0\]\.ipoib: 'yes' is not a boolean"),
     ([part(ipoib=True, mtu=6)], r"^subnet_manager_partitions\[0\]\.mtu: 6 is out of range; allowed: 1-5 \(IBTA codes"),
     ([part(ipoib=True, mtu=0)], r"^subnet_manager_partitions\[0\]\.mtu: 0 is out of range"),
+    # the module kit's one integer form: no white space, leading zero (OpenSM's strtoul reads 04 as octal) or fraction
+    ([part(ipoib=True, mtu=" 4")], r"^subnet_manager_partitions\[0\]\.mtu: ' 4' is not an integer; allowed: 1-5 \(IBTA codes"),
+    ([part(ipoib=True, mtu="04")], r"^subnet_manager_partitions\[0\]\.mtu: '04' is not an integer"),
+    ([part(ipoib=True, mtu=4.0)], r"^subnet_manager_partitions\[0\]\.mtu: 4\.0 is not an integer"),
     ([part(ipoib=True, mtu=4096)], r"^subnet_manager_partitions\[0\]\.mtu: 4096 is out of range; allowed: 1-5 \(IBTA codes: .*5=4096\)"),
     ([part(ipoib=True, rate=1)], r"^subnet_manager_partitions\[0\]\.rate: 1 is out of range; allowed: 2-22"),
     ([part(ipoib=True, rate=23)], r"^subnet_manager_partitions\[0\]\.rate: 23 is out of range"),
