@@ -63,11 +63,11 @@ check: bootstrap-nolab
 
 sanity: bootstrap-nolab
 	@tools/target-pythons $(PYTHONS) | tr '\n' ' ' | sed 's/^/target pythons: /'; echo
-	@echo "sanity with $$($(CORE_VENV)/bin/ansible --version | head -1)"
+	@echo "sanity with $$($(CORE_VENV)/bin/python -c 'import ansible.release as r; print("ansible-core", r.__version__)')"
 	PATH="$(CORE_VENV)/bin:$(PYTHONS):$(NO_SHIMS)" tools/ansible-test-run sanity --venv --color no
 
 units: bootstrap-nolab
-	@echo "units with $$($(CORE_VENV)/bin/ansible --version | head -1)"
+	@echo "units with $$($(CORE_VENV)/bin/python -c 'import ansible.release as r; print("ansible-core", r.__version__)')"
 	PATH="$(CORE_VENV)/bin:$(PATH)" tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2
 
 # the same on the oldest supported ansible-core line

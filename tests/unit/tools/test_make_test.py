@@ -49,7 +49,8 @@ def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path)
     assert proc.returncode == 0, proc.stderr
     starts = {line.split()[1]: int(line.split()[2]) for line in lines if line.startswith("start ")}
     assert sorted(starts) == sorted(NOLAB + LAB)
-    assert all(starts[part] == 19 for part in NOLAB) and all(starts[part] == 0 for part in LAB), starts
+    own = os.nice(0)  # the niceness this test runs with; nice 19 is the most a process gets
+    assert all(starts[part] == min(19, own + 19) for part in NOLAB) and all(starts[part] == own for part in LAB), starts
     # each lane keeps its order, and the no-lab lane started before the first lab part ended
     assert [line.split()[1] for line in lines if line.split()[1] in LAB and line.startswith("start")] == LAB
     assert [line.split()[1] for line in lines if line.split()[1] in NOLAB and line.startswith("start")] == NOLAB
@@ -64,8 +65,7 @@ def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path)
     assert "| **make test, wall clock** |" in proc.stdout
 
 
-@pytest.mark.parametrize("lanes", ["1", "2"])
-@pytest.mark.parametrize("fail", ["units", "molecule"])
+@pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "molecule"), ("1", "first-run")])
 def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
     proc, lines, rows = run(tmp_path, lanes, fail)
     assert proc.returncode == 1
@@ -76,7 +76,8 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
 
 
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
-    proc, lines, _ = run(tmp_path, "1")
+    proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
     assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
-    assert all(line.endswith(" 0") for line in lines if line.startswith("start "))
+    assert all(line.endswith(f" {os.nice(0)}") for line in lines if line.startswith("start "))
+    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB
