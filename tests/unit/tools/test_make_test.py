@@ -16,11 +16,11 @@ TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
 LAB = ["first-run", "molecule", "molecule-containers"]
 
-# The stand-in: `make --no-print-directory PART` writes "start PART <nice>" and "end PART" to the
+# The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice>" and "end PART" to the
 # record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
 MAKE = """#!/bin/sh
 part=$2
-echo "start $part $(nice)" >>"$RECORD"
+echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup)" >>"$RECORD"
 echo "output of $part"
 case $part in first-run|molecule|molecule-containers) sleep 0.4;; esac
 echo "end $part" >>"$RECORD"
@@ -37,7 +37,7 @@ def run(tmp_path, lanes="2", fail=""):
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
                RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
-    proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=120)
+    proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900)
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
@@ -47,10 +47,14 @@ def run(tmp_path, lanes="2", fail=""):
 def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
     proc, lines, rows = run(tmp_path)
     assert proc.returncode == 0, proc.stderr
-    starts = {line.split()[1]: int(line.split()[2]) for line in lines if line.startswith("start ")}
-    assert sorted(starts) == sorted(NOLAB + LAB)
+    fields = {line.split()[1]: line.split()[2:] for line in lines if line.startswith("start ")}
+    assert sorted(fields) == sorted(NOLAB + LAB)
+    starts = {part: int(values[0]) for part, values in fields.items()}
     own = os.nice(0)  # the niceness this test runs with; nice 19 is the most a process gets
     assert all(starts[part] == min(19, own + 19) for part in NOLAB) and all(starts[part] == own for part in LAB), starts
+    # the no-lab lane runs in a session of its own whose autogroup has nice 19 (nice alone counts only inside a session)
+    assert len({fields[part][1] for part in NOLAB}) == 1 and {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB)
+    assert {fields[part][2] for part in NOLAB} == {"19"}, fields
     # each lane keeps its order, and the no-lab lane started before the first lab part ended
     assert [line.split()[1] for line in lines if line.split()[1] in LAB and line.startswith("start")] == LAB
     assert [line.split()[1] for line in lines if line.split()[1] in NOLAB and line.startswith("start")] == NOLAB
@@ -79,5 +83,5 @@ def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
     assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
-    assert all(line.endswith(f" {os.nice(0)}") for line in lines if line.startswith("start "))
+    assert all(line.split()[2] == str(os.nice(0)) for line in lines if line.startswith("start "))
     assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB
