@@ -304,6 +304,41 @@ def wait_for_ssh(start: float) -> None:
             time.sleep(3)
 
 
+def data_nic_check(index: int) -> str:
+    """A shell line for vmN: exit 0 when its data NIC is up with its address (or the image has no lab-net).
+
+    lab-net.service waits for the NIC's device unit, but only for systemd's device timeout (90 s): on a
+    starved machine udev loaded virtio_net later than that, lab-net ran before eth1 existed and failed,
+    and the NIC stayed down (rxe0's port DOWN, no IPv4 GID; molecule failed twice in its first play).
+    Then lab-net is started again, once the NIC is there.
+    """
+    return (f"systemctl cat lab-net.service >/dev/null 2>&1 || exit 0; "
+            f"ip -4 -o addr show dev {DATA_NETDEV} 2>/dev/null | grep -q ' {data_ip(index)}/' && "
+            f"ip -o link show dev {DATA_NETDEV} | grep -q 'state UP' && exit 0; "
+            f"if systemctl -q is-failed lab-net.service && [ -e /sys/class/net/{DATA_NETDEV} ]; then "
+            f"echo restarted; systemctl restart lab-net.service; fi; exit 1")
+
+
+def wait_for_data_nics(start: float) -> None:
+    pending = set(range(1, NVMS + 1))
+    while pending:
+        for index in sorted(pending):
+            try:
+                proc = subprocess.run(ssh_argv(index, data_nic_check(index)), capture_output=True, text=True, timeout=30,
+                                      check=False)
+            except subprocess.TimeoutExpired:
+                continue
+            if "restarted" in proc.stdout:
+                say(f"vm{index}: lab-net.service had failed at boot ({DATA_NETDEV} came late); started it again")
+            if proc.returncode == 0:
+                pending.discard(index)
+        if pending and time.monotonic() - start > BOOT_TIMEOUT:
+            raise LabError(f"the data NIC {DATA_NETDEV} of {', '.join(f'vm{i}' for i in sorted(pending))} is not up with its "
+                           f"address within {BOOT_TIMEOUT}s (lab-net.service)")
+        if pending:
+            time.sleep(2)
+
+
 def docker_cached(img: str) -> bool:
     return os.path.exists(os.path.join(img, "docker-store.img"))
 
@@ -502,6 +537,7 @@ def cmd_up() -> None:
     for index in range(1, NVMS + 1):
         start_vm(index, img)
     wait_for_ssh(start)
+    wait_for_data_nics(start)
     record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start)
     if DOCKER:
         start_docker(img)
