@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""tools/make-test: make test's two lanes, run against a stand-in `make` that records each part."""
+"""tools/make-test: make test's three lanes, run against a stand-in `make` that records each part."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
-LAB = ["first-run", "molecule", "molecule-containers"]
+LAB = ["molecule"]
+LAB2 = ["first-run", "molecule-containers"]
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice>" and "end PART" to the
 # record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
@@ -22,13 +23,13 @@ MAKE = """#!/bin/sh
 part=$2
 echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup)" >>"$RECORD"
 echo "output of $part"
-case $part in first-run|molecule|molecule-containers) sleep 0.4;; esac
+case $part in molecule) sleep 1.5;; first-run|molecule-containers) sleep 0.3;; esac
 echo "end $part" >>"$RECORD"
 [ "$part" != "$FAIL_PART" ]
 """
 
 
-def run(tmp_path, lanes="2", fail=""):
+def run(tmp_path, lanes="3", fail=""):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     make = bindir / "make"
@@ -44,36 +45,40 @@ def run(tmp_path, lanes="2", fail=""):
     return proc, lines, rows
 
 
-def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
+def test_three_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
     proc, lines, rows = run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     fields = {line.split()[1]: line.split()[2:] for line in lines if line.startswith("start ")}
-    assert sorted(fields) == sorted(NOLAB + LAB)
+    assert sorted(fields) == sorted(NOLAB + LAB + LAB2)
     starts = {part: int(values[0]) for part, values in fields.items()}
     own = os.nice(0)  # the niceness this test runs with; nice 19 is the most a process gets
-    assert all(starts[part] == min(19, own + 19) for part in NOLAB) and all(starts[part] == own for part in LAB), starts
+    assert all(starts[part] == min(19, own + 19) for part in NOLAB), starts
+    assert all(starts[part] == own for part in LAB + LAB2), starts
     # the no-lab lane runs in a session of its own whose autogroup has nice 19 (nice alone counts only inside a session)
-    assert len({fields[part][1] for part in NOLAB}) == 1 and {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB)
+    assert len({fields[part][1] for part in NOLAB}) == 1
+    assert {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB + LAB2)
     assert {fields[part][2] for part in NOLAB} == {"19"}, fields
-    # each lane keeps its order, and the no-lab lane started before the first lab part ended
-    assert [line.split()[1] for line in lines if line.split()[1] in LAB and line.startswith("start")] == LAB
-    assert [line.split()[1] for line in lines if line.split()[1] in NOLAB and line.startswith("start")] == NOLAB
-    assert lines.index("start sanity 19") < lines.index("end first-run")
-    # the lab parts print their output, the no-lab parts only into their logs
-    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout
+    # each lane keeps its order; the three run at once (each started before molecule ended)
+    for lane in (NOLAB, LAB, LAB2):
+        assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
+    assert lines.index("start first-run " + " ".join(fields["first-run"])) < lines.index("end molecule")
+    assert lines.index("start sanity " + " ".join(fields["sanity"])) < lines.index("end molecule")
+    # the first lab lane prints its output, the others only into their logs
+    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout and "output of first-run" not in proc.stdout
     assert (tmp_path / "logs" / "sanity.log").read_text(encoding="utf-8") == "output of sanity\n"
+    assert (tmp_path / "logs" / "molecule-containers.log").read_text(encoding="utf-8") == "output of molecule-containers\n"
     phases = [row for row in rows if row["kind"] == "phase"]
-    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB)
+    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB + LAB2)
     assert all(0 <= row["cpu_percent"] <= 100 for row in phases)
     assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
     assert "| **make test, wall clock** |" in proc.stdout
 
 
-@pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "molecule"), ("1", "first-run")])
+@pytest.mark.parametrize("lanes, fail", [("3", "units"), ("3", "molecule"), ("3", "first-run"), ("1", "molecule")])
 def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
     proc, lines, rows = run(tmp_path, lanes, fail)
     assert proc.returncode == 1
-    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB)
+    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB + LAB2)
     assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
     assert f"[failed] {fail}:" in proc.stderr
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
@@ -82,6 +87,6 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
-    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
+    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB2 + LAB
     assert all(line.split()[2] == str(os.nice(0)) for line in lines if line.startswith("start "))
-    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB
+    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB2 + LAB
