@@ -17,11 +17,11 @@ NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
 LAB = ["molecule"]
 LAB2 = ["first-run", "molecule-containers"]
 
-# The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice>" and "end PART" to the
+# The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice> <stdin>" and "end PART" to the
 # record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
 MAKE = """#!/bin/sh
 part=$2
-echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup)" >>"$RECORD"
+echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup) $(readlink /proc/$$/fd/0)" >>"$RECORD"
 echo "output of $part"
 case $part in molecule) sleep 1.5;; first-run|molecule-containers) sleep 0.3;; esac
 echo "end $part" >>"$RECORD"
@@ -38,7 +38,7 @@ def run(tmp_path, lanes="3", fail=""):
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
                RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
-    proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900)
+    proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900, input="")
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
@@ -58,6 +58,8 @@ def test_three_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_pat
     assert len({fields[part][1] for part in NOLAB}) == 1
     assert {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB + LAB2)
     assert {fields[part][2] for part in NOLAB} == {"19"}, fields
+    # no lane shares make test's stdin: ssh sets O_NONBLOCK on it and ansible in another lane then refuses to start
+    assert {values[3] for values in fields.values()} == {"/dev/null"}, fields
     # each lane keeps its order; the three run at once (each started before molecule ended)
     for lane in (NOLAB, LAB, LAB2):
         assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
