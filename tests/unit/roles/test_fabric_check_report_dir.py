@@ -1,11 +1,12 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Where fabric_check writes its report, through real ansible-playbook runs of the role's report tasks.
+"""Where fabric_check writes its report, and playbooks/facts.yml its tables, through real ansible-playbook runs.
 
-The default, fabric-check, is a relative path taken from the directory ansible-playbook runs in: a playbook in the
-installed collection (ansible-playbook rdma.fabric.validate) must not get its report inside the collection. The
-playbook here lies in one directory and ansible-playbook runs in another; the report must land in the second.
+The defaults, fabric-check and rdma-facts, are relative paths taken from the directory ansible-playbook runs in: a
+playbook in the installed collection (ansible-playbook rdma.fabric.validate, rdma.fabric.facts) must not write inside
+the collection. The playbook here lies in one directory and ansible-playbook runs in another; the files must land in
+the second.
 """
 
 from __future__ import annotations
@@ -82,3 +83,20 @@ def test_an_absolute_report_dir_and_a_home_relative_one_are_kept(tmp_path):
 def test_check_mode_writes_no_report(tmp_path):
     _play_dir, work = _run(tmp_path, check=True)
     assert not (work / "fabric-check").exists()
+
+
+def test_facts_playbook_writes_its_tables_under_the_working_directory(tmp_path):
+    work, home = tmp_path / "work", tmp_path / "home"
+    for directory in (work, home):
+        directory.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env.update(ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_NOCOLOR="1",
+               HOME=str(home), PWD=str(tmp_path))
+    command = [sys.executable, "-m", "ansible.cli.playbook", "-i", "localhost,", "-c", "local", "-e", "rdma_facts_hosts=localhost",
+               "-e", f"ansible_python_interpreter={sys.executable}", "-e", "ansible_become=false",
+               os.path.join(COLLECTION, "playbooks", "facts.yml")]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(work), check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    written = sorted(os.listdir(work / "rdma-facts"))
+    assert written == ["fabric-gids.csv", "fabric-gids.md", "fabric-hosts.csv", "fabric-hosts.md"]
+    assert not (tmp_path / "rdma-facts").exists()
