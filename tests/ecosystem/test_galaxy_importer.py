@@ -5,8 +5,8 @@
 
 Its default configuration (no galaxy-importer.cfg, no GALAXY_IMPORTER_* variable; no container engine): it reads the
 docs with ansible-doc and lints the collection with ansible-lint --offline, both from .venv-ecosystem. The import must
-succeed with no WARNING or ERROR line, and its result must carry the docs of every module, filter and role, and each
-role's README.
+succeed with no WARNING or ERROR line, and its result must carry the docs of every module and filter, and each role's
+README.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def test_galaxy_importer_imports_the_tarball_without_a_warning(tarball, workdir)
     result = json.loads((where / "importer_result.json").read_text(encoding="utf-8"))
     assert f"{result['metadata']['namespace']}.{result['metadata']['name']}" == FQCN
     contents = {(c["content_type"], c["content_name"]): c for c in result["docs_blob"]["contents"]}
-    for kind in ("module", "filter", "role"):
+    for kind in ("module", "filter"):
         for name in CONTENT[kind]:
             assert contents.get((kind, name), {}).get("doc_strings"), f"galaxy-importer found no docs for the {kind} {name}"
-    for name in CONTENT["role"]:
-        assert contents[("role", name)].get("readme_html"), f"galaxy-importer found no README for the role {name}"
+    for name in CONTENT["role"]:  # galaxy-importer shows a role by its README (its doc_strings stay empty)
+        assert contents.get(("role", name), {}).get("readme_html"), f"galaxy-importer found no README for the role {name}"
     assert result["docs_blob"]["collection_readme"]["html"]
