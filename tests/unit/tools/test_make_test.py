@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
-NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
+NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ecosystem", "ib"]
 LAB = ["first-run", "molecule", "molecule-containers"]
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice>" and "end PART" to the
