@@ -31,13 +31,13 @@ $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
-	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee first-run molecule molecule-containers build bench"
+	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem first-run molecule molecule-containers build bench"
 
 bootstrap:
 	@tools/bootstrap
@@ -81,6 +81,13 @@ lint: bootstrap-nolab
 ee: bootstrap-nolab
 	ansible-galaxy collection build --force --output-path $(TOP)/.build >/dev/null
 	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-ee.xml tests/ee
+
+# the ecosystem's own tools on the collection, no container engine (tests/ecosystem; tools from .venv-ecosystem):
+# antsibull-docs lint-collection-docs and a docs site with every page checked, antsibull-changelog lint/generate and a
+# trial release, the built tarball installed into a venv with only ansible-core (ansible-doc for everything, collection
+# verify, a facts play on localhost), galaxy-importer on the tarball with no warning
+ecosystem: bootstrap-nolab
+	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadgroup --junitxml=$(LOGS)/verify-ecosystem.xml tests/ecosystem
 
 # the subnet_manager role's files under real OpenSM on ibsim's simulated fabric (tests/ib; about a minute, no root, no VM)
 ib: bootstrap-nolab

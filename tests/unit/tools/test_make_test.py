@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
-NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
+NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ecosystem", "ib"]
 LAB = ["molecule"]
 LAB2 = ["first-run", "molecule-containers"]
 
