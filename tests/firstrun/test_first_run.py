@@ -109,6 +109,10 @@ def test_demo_end_to_end(lab, tmp_path):
     tail = (proc.stdout[-3000:] + "\n" + proc.stderr[-3000:])
     assert proc.returncode == 0, f"tools/demo exited {proc.returncode} after {seconds:.0f}s:\n{tail}"
     assert "[demo] FAILED" not in proc.stdout + proc.stderr
+    # a first-time user sees no warning of Ansible's (mitogen's deprecated strategy plugin printed two kinds)
+    warnings = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if line.lstrip().startswith(("[WARNING]", "[DEPRECATION WARNING]", "[ERROR]"))]
+    assert warnings == [], warnings
     for step in ("1/5", "2/5", "3/5", "4/5", "5/5", "summary"):
         assert f"[demo] {step}" in proc.stdout, step
     assert "hosts in rdma_hosts: vm1 vm2" in proc.stdout
