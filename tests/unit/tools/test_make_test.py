@@ -23,7 +23,10 @@ MAKE = """#!/bin/sh
 part=$2
 echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup) $(readlink /proc/$$/fd/0)" >>"$RECORD"
 echo "output of $part"
-case $part in molecule) sleep 1.5;; first-run|molecule-containers) sleep 0.3;; esac
+case $part in
+    molecule) sleep 0.5; echo ready >"$READY"; sleep 1.5;;  # the second lab lane waits for this file
+    first-run|molecule-containers) sleep 0.3;;
+esac
 echo "end $part" >>"$RECORD"
 [ "$part" != "$FAIL_PART" ]
 """
@@ -37,7 +40,8 @@ def run(tmp_path, lanes="3", fail=""):
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
-               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
+               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes,
+               READY=str(tmp_path / "ready"), RDMA_FABRIC_FIRST_LAB_READY=str(tmp_path / "ready"))
     proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900, input="")
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
@@ -63,6 +67,8 @@ def test_three_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_pat
     # each lane keeps its order; the three run at once (each started before molecule ended)
     for lane in (NOLAB, LAB, LAB2):
         assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
+    # the second lab lane waited for the first lane's VMs (the stand-in writes READY 0.5 s into molecule)
+    assert lines.index("start molecule " + " ".join(fields["molecule"])) < lines.index("start first-run " + " ".join(fields["first-run"]))
     assert lines.index("start first-run " + " ".join(fields["first-run"])) < lines.index("end molecule")
     assert lines.index("start sanity " + " ".join(fields["sanity"])) < lines.index("end molecule")
     # the first lab lane prints its output, the others only into their logs
