@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""tools/make-test: make test's three lanes, run against a stand-in `make` that records each part."""
+"""tools/make-test: make test's two lanes, run against a stand-in `make` that records each part."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ecosystem", "ib"]
-LAB = ["molecule"]
-LAB2 = ["first-run", "molecule-containers"]
+LAB = ["first-run", "molecule", "molecule-containers"]
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice> <stdin>" and "end PART" to the
 # record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
@@ -23,16 +22,13 @@ MAKE = """#!/bin/sh
 part=$2
 echo "start $part $(nice) $(ps -o sid= -p $$ | tr -d ' ') $(sed 's/.* nice //' /proc/self/autogroup) $(readlink /proc/$$/fd/0)" >>"$RECORD"
 echo "output of $part"
-case $part in
-    molecule) sleep 0.5; echo ready >"$READY"; sleep 1.5;;  # the second lab lane waits for this file
-    first-run|molecule-containers) sleep 0.3;;
-esac
+case $part in first-run|molecule|molecule-containers) sleep 0.4;; esac
 echo "end $part" >>"$RECORD"
 [ "$part" != "$FAIL_PART" ]
 """
 
 
-def run(tmp_path, lanes="3", fail=""):
+def run(tmp_path, lanes="2", fail=""):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     make = bindir / "make"
@@ -40,8 +36,7 @@ def run(tmp_path, lanes="3", fail=""):
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
-               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes,
-               READY=str(tmp_path / "ready"), RDMA_FABRIC_FIRST_LAB_READY=str(tmp_path / "ready"))
+               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
     proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900, input="")
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
@@ -49,44 +44,40 @@ def run(tmp_path, lanes="3", fail=""):
     return proc, lines, rows
 
 
-def test_three_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
+def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path):
     proc, lines, rows = run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     fields = {line.split()[1]: line.split()[2:] for line in lines if line.startswith("start ")}
-    assert sorted(fields) == sorted(NOLAB + LAB + LAB2)
+    assert sorted(fields) == sorted(NOLAB + LAB)
     starts = {part: int(values[0]) for part, values in fields.items()}
     own = os.nice(0)  # the niceness this test runs with; nice 19 is the most a process gets
     assert all(starts[part] == min(19, own + 19) for part in NOLAB), starts
-    assert all(starts[part] == own for part in LAB + LAB2), starts
+    assert all(starts[part] == own for part in LAB), starts
     # the no-lab lane runs in a session of its own whose autogroup has nice 19 (nice alone counts only inside a session)
     assert len({fields[part][1] for part in NOLAB}) == 1
-    assert {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB + LAB2)
+    assert {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB)
     assert {fields[part][2] for part in NOLAB} == {"19"}, fields
     # no lane shares make test's stdin: ssh sets O_NONBLOCK on it and ansible in another lane then refuses to start
     assert {values[3] for values in fields.values()} == {"/dev/null"}, fields
-    # each lane keeps its order; the three run at once (each started before molecule ended)
-    for lane in (NOLAB, LAB, LAB2):
+    # each lane keeps its order; the two run at once (the no-lab lane started before the first lab part ended)
+    for lane in (NOLAB, LAB):
         assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
-    # the second lab lane waited for the first lane's VMs (the stand-in writes READY 0.5 s into molecule)
-    assert lines.index("start molecule " + " ".join(fields["molecule"])) < lines.index("start first-run " + " ".join(fields["first-run"]))
-    assert lines.index("start first-run " + " ".join(fields["first-run"])) < lines.index("end molecule")
-    assert lines.index("start sanity " + " ".join(fields["sanity"])) < lines.index("end molecule")
-    # the first lab lane prints its output, the others only into their logs
-    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout and "output of first-run" not in proc.stdout
+    assert lines.index("start sanity " + " ".join(fields["sanity"])) < lines.index("end first-run")
+    # the lab lane prints its output, the no-lab lane only into its logs
+    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout
     assert (tmp_path / "logs" / "sanity.log").read_text(encoding="utf-8") == "output of sanity\n"
-    assert (tmp_path / "logs" / "molecule-containers.log").read_text(encoding="utf-8") == "output of molecule-containers\n"
     phases = [row for row in rows if row["kind"] == "phase"]
-    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB + LAB2)
+    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB)
     assert all(0 <= row["cpu_percent"] <= 100 for row in phases)
     assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
     assert "| **make test, wall clock** |" in proc.stdout
 
 
-@pytest.mark.parametrize("lanes, fail", [("3", "units"), ("3", "molecule"), ("3", "first-run"), ("1", "molecule")])
+@pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "molecule"), ("1", "first-run")])
 def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
     proc, lines, rows = run(tmp_path, lanes, fail)
     assert proc.returncode == 1
-    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB + LAB2)
+    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB)
     assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
     assert f"[failed] {fail}:" in proc.stderr
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
@@ -95,6 +86,6 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
-    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB2 + LAB
+    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
     assert all(line.split()[2] == str(os.nice(0)) for line in lines if line.startswith("start "))
-    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB2 + LAB
+    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB
