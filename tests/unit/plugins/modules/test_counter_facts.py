@@ -158,7 +158,7 @@ def test_bad_input_fails_on_one_line(sysroot, monkeypatch, option, label, args):
     assert "\n" not in result["msg"] and option in result["msg"], result["msg"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.integers(min_value=-(2 ** 70), max_value=2 ** 70))
 def test_port_is_bounded(sysroot, number):
     ok, result = run({"port": number})
