@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
-NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ecosystem", "ib"]
-LAB = ["first-run", "molecule", "molecule-containers"]
+NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee", "ib"]
+LAB = ["ecosystem", "first-run", "molecule", "molecule-containers"]
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice> <stdin>" and "end PART" to the
 # record, prints a line, sleeps for the lab parts (so the lanes overlap) and fails for FAIL_PART.
