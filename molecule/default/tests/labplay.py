@@ -85,12 +85,53 @@ def playbook(host: str, steps: list, cleanup: list, out: str) -> list:
     }]
 
 
-def run(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None) -> dict:
-    """Run the steps on one host; return {key: registered result} (None for a step that never ran)."""
+# Plays a test module started for another one, by name: test_check_mode (vm1) starts test_faults' matrix (vm2)
+STARTED: dict = {}
+
+
+def read_text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+class Pending:
+    """A generated play started on one host (start()); results() waits for it and returns what run() returns."""
+
+    def __init__(self, host: str, out: str, proc=None, replay: str = ""):
+        self.host, self.out, self.proc, self.replay = host, out, proc, replay
+
+    def wait(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.wait(timeout=1800)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the generated play on {self.host} ran for more than 1800 s; it was stopped") from None
+
+    def results(self) -> dict:
+        if self.replay:
+            with open(self.replay, encoding="utf-8") as handle:
+                return json.load(handle)
+        self.wait()
+        stdout, stderr = [read_text(f"{self.out}.{name}") for name in ("stdout", "stderr")]
+        assert os.path.exists(self.out), f"the generated play did not finish:\n{stdout[-4000:]}\n{stderr[-4000:]}"
+        with open(self.out, encoding="utf-8") as handle:
+            results = json.load(handle)
+        results["__log__"] = stdout
+        return results
+
+
+def start(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None) -> Pending:
+    """Start the steps on one host in an ansible-playbook of their own, and return at once.
+
+    Plays on different VMs run at the same time this way: each VM is an emulated CPU of its own.
+    The output goes to files in tmp_path (a pipe could fill up while nobody reads it).
+    """
     replay = os.environ.get("LABPLAY_REPLAY")
     if replay:  # development: check the assertions against a kept run (pytest --basetemp=DIR, then DIR here)
-        with open(os.path.join(replay, os.path.basename(str(tmp_path)), f"results-{host}.json"), encoding="utf-8") as handle:
-            return json.load(handle)
+        return Pending(host, "", replay=os.path.join(replay, os.path.basename(str(tmp_path)), f"results-{host}.json"))
     out = os.path.join(str(tmp_path), f"results-{host}.json")
     path = os.path.join(str(tmp_path), f"play-{host}.yml")
     with open(path, "w", encoding="utf-8") as handle:
@@ -103,13 +144,15 @@ def run(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None
     environment.setdefault("ANSIBLE_CONFIG", os.path.join(TOP, "ansible.cfg"))
     # the test-only module `manifest`, next to whatever molecule put there
     environment["ANSIBLE_LIBRARY"] = os.pathsep.join(filter(None, [HERE, environment.get("ANSIBLE_LIBRARY")]))
-    proc = subprocess.run([tool, "-i", INVENTORY, path], capture_output=True, text=True, env=environment,
-                          check=False, timeout=1800)
-    assert os.path.exists(out), f"the generated play did not finish:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    with open(out, encoding="utf-8") as handle:
-        results = json.load(handle)
-    results["__log__"] = proc.stdout
-    return results
+    with open(f"{out}.stdout", "w", encoding="utf-8") as stdout, open(f"{out}.stderr", "w", encoding="utf-8") as stderr:
+        proc = subprocess.Popen([tool, "-i", INVENTORY, path], stdout=stdout, stderr=stderr,  # pylint: disable=consider-using-with
+                                stdin=subprocess.DEVNULL, env=environment)
+    return Pending(host, out, proc)
+
+
+def run(host: str, steps: list, cleanup: list, tmp_path, env: dict | None = None) -> dict:
+    """Run the steps on one host; return {key: registered result} (None for a step that never ran)."""
+    return start(host, steps, cleanup, tmp_path, env).results()
 
 
 def run_plays(plays: list, tmp_path, timeout: int = 900) -> tuple:

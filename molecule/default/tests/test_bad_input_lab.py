@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The bad-input corpus (tests/unit/plugins/modules/bad_input_cases.py) on a real VM.
 
-Every case runs as a task on vm1, through Ansible and the real module, between two
-manifests (manifest.py) of everything the collection could change. Each must fail
+Every case runs as a task on vm1 or vm2 (alternately; the two VMs' plays run at the same
+time), through Ansible and the real module, between two manifests (manifest.py) of
+everything the collection could change on that VM. Each must fail
 with a one-line message naming the option and changed=false, and the manifests must
 be identical. The unit test proves the same cases stop before any command or file
 access; this one proves it where the commands and files are real.
@@ -16,13 +17,13 @@ import os
 import sys
 
 import pytest
-from labplay import TOP, manifest, manifest_of, module, run
+from labplay import TOP, manifest, manifest_of, module, start
 from manifest import differences
 
 sys.path.insert(0, os.path.join(TOP, "tests", "unit", "plugins", "modules"))
 from bad_input_cases import BASE, HOST_DIR_MARK, NULL, corpus  # noqa: E402 pylint: disable=wrong-import-position
 
-HOST = "vm1"
+HOSTS = ("vm1", "vm2")
 CASES = corpus()
 
 
@@ -34,16 +35,24 @@ def arguments(module_name: str, args: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    steps = [manifest("before")]
-    steps += [module(f"c{number}", f"rdma.fabric.{name}", arguments(name, args))
-              for number, (name, args, _option, _id) in enumerate(CASES)]
-    steps.append(manifest("after"))
-    return run(HOST, steps, [], tmp_path_factory.mktemp("badinput"))
+    tmp = tmp_path_factory.mktemp("badinput")
+    plays = []
+    for index, host in enumerate(HOSTS):
+        steps = [manifest(f"before_{host}")]
+        steps += [module(f"c{number}", f"rdma.fabric.{name}", arguments(name, args))
+                  for number, (name, args, _option, _id) in enumerate(CASES) if number % len(HOSTS) == index]
+        steps.append(manifest(f"after_{host}"))
+        plays.append(start(host, steps, [], tmp))
+    found = {}
+    for play in plays:
+        found.update(play.results())
+    return found
 
 
-def test_no_case_changed_the_host(results):
+@pytest.mark.parametrize("host", HOSTS)
+def test_no_case_changed_the_host(results, host):
     assert len(CASES) >= 200
-    assert differences(manifest_of(results["before"]), manifest_of(results["after"])) == []
+    assert differences(manifest_of(results[f"before_{host}"]), manifest_of(results[f"after_{host}"])) == []
 
 
 @pytest.mark.parametrize("number", range(len(CASES)), ids=[case[3] for case in CASES])

@@ -30,8 +30,9 @@ the groups and every value must stay identical.
 from __future__ import annotations
 
 import pytest
-from labplay import command, manifest, manifest_of, module, run
+from labplay import STARTED, command, manifest, manifest_of, module, run
 from manifest import differences
+import test_faults  # its fault matrix (vm2) runs beside this module's play (vm1)
 
 HOST = "vm1"
 NETDEV = "ckmode0"
@@ -140,7 +141,14 @@ def results(tmp_path_factory):
                command("cleanup_child", ["nmcli", "connection", "delete", "ck-ib.8002"]),
                command("cleanup_ib", ["nmcli", "connection", "delete", "ck-ib"]),
                command("cleanup_limits", ["rm", "-f", LIMITS])]
-    found = run(HOST, steps, cleanup, tmp_path_factory.mktemp("checkmode"))
+    # test_faults' matrix runs on vm2 meanwhile, and ends before this fixture returns: the tests after this
+    # module (test_facts first) read both VMs, and the matrix bind-mounts over /etc and stops NetworkManager.
+    faults = test_faults.start_matrix(tmp_path_factory.mktemp("faults"))
+    try:
+        found = run(HOST, steps, cleanup, tmp_path_factory.mktemp("checkmode"))
+    finally:
+        faults.wait()
+        STARTED["faults"] = faults
     assert found["setup_netdev"]["rc"] == 0, found["setup_netdev"]
     return found
 

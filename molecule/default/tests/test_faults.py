@@ -16,7 +16,7 @@ apply leaves behind and the message says so too.
 from __future__ import annotations
 
 import pytest
-from labplay import command, manifest, manifest_of, module, run
+from labplay import STARTED, command, manifest, manifest_of, module, start
 from manifest import differences
 
 HOST = "vm2"
@@ -227,8 +227,8 @@ def case_tasks(number: int, fault, name: str, args: dict, keywords: dict) -> lis
     return tasks
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def start_matrix(tmp_path):
+    """Start the fault matrix on vm2 (labplay.start); test_check_mode starts it beside its own play on vm1."""
     steps = [
         {"name": "old_rdma", "register": "old_rdma",
          "ansible.builtin.copy": {"dest": OLD_RDMA, "content": OLD_RDMA_SCRIPT, "mode": "0755"}},
@@ -252,7 +252,13 @@ def results(tmp_path_factory):
         ["modprobe", "-a", "rdma_cm", "rdma_ucm", "ib_iser", "rpcrdma"], ["rdma", "link", "delete", "ftrxe"], ["ip", "link", "delete", DUMMY],
         ["nmcli", "connection", "delete", "ft-ib"], ["pkill", "-u", USER], ["timeout", "10", "pidwait", "-u", USER],
         ["userdel", "--remove", USER]])] + [manifest("m_end")]
-    found = run(HOST, steps, cleanup, tmp_path_factory.mktemp("faults"))
+    return start(HOST, steps, cleanup, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    pending = STARTED.pop("faults", None) or start_matrix(tmp_path_factory.mktemp("faults"))
+    found = pending.results()
     assert found["user"]["rc"] == 0 and found["dummy"]["rc"] == 0, (found["user"], found["dummy"])
     return found
 
