@@ -16,6 +16,25 @@ def fabric_pairs(hosts, topology="all"):
         raise AnsibleFilterError(f"fabric_pairs: {err}") from err
 
 
+def fabric_rounds(hosts, topology="all", pairs=None, max_pairs=0):
+    try:
+        return _fabric_check.rounds(hosts, topology, pairs if pairs else None, max_pairs)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_rounds: {err}") from err
+
+
+def fabric_pair_errors(pairs, hosts, name="pairs"):
+    if not isinstance(hosts, list):
+        raise AnsibleFilterError("fabric_pair_errors: expects the play's hosts as a list")
+    return _fabric_check.check_pairs(hosts, pairs, name)
+
+
+def fabric_round_part(schedule_round, host):
+    if not isinstance(schedule_round, list) or not all(isinstance(pair, list) for pair in schedule_round):
+        raise AnsibleFilterError("fabric_round_part: expects a round, a list of [client, server] pairs")
+    return _fabric_check.round_part(schedule_round, host)
+
+
 def fabric_result(registered, test, pair):
     """Turn a registered client command result into a report row."""
     if not isinstance(registered, dict):
@@ -49,5 +68,6 @@ def fabric_ib_result(hosts, fabric, options=None):
 
 class FilterModule:
     def filters(self):
-        return {"fabric_pairs": fabric_pairs, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
+        return {"fabric_pairs": fabric_pairs, "fabric_rounds": fabric_rounds, "fabric_pair_errors": fabric_pair_errors,
+                "fabric_round_part": fabric_round_part, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
                 "fabric_ib_result": fabric_ib_result}

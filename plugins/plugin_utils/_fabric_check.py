@@ -52,6 +52,113 @@ def pairs(hosts, topology: str = "all") -> list:
     return [[hosts[i], hosts[(i + 1) % len(hosts)]] for i in range(len(hosts))]
 
 
+def _circle(hosts: list) -> list:
+    """All pairs as a round-robin tournament (the circle method): n-1 rounds of n/2 pairs for an even n, n rounds of
+    (n-1)/2 for an odd one (each host sits out once). Every pair is [earlier host, later host] in the hosts' order."""
+    order = {host: index for index, host in enumerate(hosts)}
+    seats = list(hosts) + ([None] if len(hosts) % 2 else [])
+    count = len(seats)
+    schedule = []
+    for _round in range(count - 1):
+        games = [(seats[i], seats[count - 1 - i]) for i in range(count // 2)]
+        schedule.append(sorted([sorted([a, b], key=order.get) for a, b in games if a is not None and b is not None],
+                               key=lambda pair: order[pair[0]]))
+        seats = [seats[0], seats[-1]] + seats[1:-1]
+    return schedule
+
+
+def _ring(hosts: list) -> list:
+    """The ring h0->h1, ..., hN-1->h0 in 2 rounds for an even count (even, then odd positions), 3 for an odd one (the
+    closing pair last, on its own)."""
+    count = len(hosts)
+    if count == 2:
+        return [[[hosts[0], hosts[1]]]]
+    ring = [[hosts[i], hosts[(i + 1) % count]] for i in range(count)]
+    if count % 2 == 0:
+        return [ring[0::2], ring[1::2]]
+    return [ring[0:count - 1:2], ring[1:count - 1:2], [ring[-1]]]
+
+
+def _greedy(pairs: list) -> list:
+    """Explicit pairs, in their order, each into the first round where neither of its hosts is busy yet."""
+    schedule: list = []
+    busy: list = []
+    for pair in pairs:
+        for index, used in enumerate(busy):
+            if pair[0] not in used and pair[1] not in used:
+                schedule[index].append(list(pair))
+                used.update(pair)
+                break
+        else:
+            schedule.append([list(pair)])
+            busy.append(set(pair))
+    return schedule
+
+
+def check_pairs(hosts, pairs, name: str = "pairs") -> list:
+    """Explicit [client, server] pairs: each two different hosts of the play, no unordered pair twice. Returns the
+    problems, each naming name[index] and its value."""
+    if not isinstance(pairs, (list, tuple)):
+        return [f"{name}: {pairs!r} is not a list of [client, server] pairs"]
+    known = set(hosts)
+    problems, seen = [], {}
+    for index, pair in enumerate(pairs):
+        where = f"{name}[{index}]"
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(isinstance(host, str) for host in pair):
+            problems.append(f"{where}: {pair!r} is not a [client, server] pair of host names")
+            continue
+        if pair[0] == pair[1]:
+            problems.append(f"{where}: {list(pair)!r} pairs {pair[0]!r} with itself")
+            continue
+        unknown = [host for host in pair if host not in known]
+        if unknown:
+            problems.append(f"{where}: {list(pair)!r} names {', '.join(map(repr, unknown))}, not a host of the play")
+            continue
+        key = frozenset(pair)
+        if key in seen:
+            problems.append(f"{where}: {list(pair)!r} repeats {name}[{seen[key]}]")
+            continue
+        seen[key] = index
+    return problems
+
+
+def round_part(schedule_round, host: str) -> dict:
+    """A host's part in one round: {part: 'client', 'server' or '' (not in the round), pair: [client, server] or []}."""
+    for pair in schedule_round:
+        if host in pair[:2]:
+            return {"part": "client" if pair[0] == host else "server", "pair": list(pair)}
+    return {"part": "", "pair": []}
+
+
+def rounds(hosts, topology: str = "all", pairs=None, max_pairs: int = 0) -> list:
+    """The pairs in rounds: in a round each host is in at most one pair, so a round's pairs can run at the same time.
+
+    topology all: the circle method (n-1 rounds for an even n, n for an odd one); ring: 2 rounds (3 for an odd n).
+    pairs: explicit [client, server] pairs instead, scheduled greedily in their order. max_pairs > 0 splits every
+    round into rounds of at most that many pairs (0: no cap). Every pair of pairs(hosts, topology), or of the explicit
+    list, is in exactly one round.
+    """
+    hosts = list(hosts)
+    if len(set(hosts)) != len(hosts):
+        raise ValueError(f"hosts: duplicate names in {hosts!r}")
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 0:
+        raise ValueError(f"max_pairs: {max_pairs!r} is not an integer of 0 or more (0: no cap)")
+    if pairs is not None:
+        problems = check_pairs(hosts, pairs)
+        if problems:
+            raise ValueError("; ".join(problems))
+        schedule = _greedy(pairs)
+    elif topology not in TOPOLOGIES:
+        raise ValueError(f"topology: {topology!r} is not one of {', '.join(TOPOLOGIES)}")
+    elif len(hosts) < 2:
+        schedule = []
+    else:
+        schedule = _circle(hosts) if topology == "all" else _ring(hosts)
+    if max_pairs:
+        schedule = [one[start:start + max_pairs] for one in schedule for start in range(0, len(one), max_pairs)]
+    return schedule
+
+
 def _tail(text: str) -> str:
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1][:160] if lines else ""

@@ -72,6 +72,8 @@ ROLE_VARIABLES = {
     "fabric_check": (
         "fabric_check_ip",
         "fabric_check_topology",
+        "fabric_check_pairs",
+        "fabric_check_max_pairs",
         "fabric_check_tests",
         "fabric_check_timeout",
         "fabric_check_pingpong_iters",
@@ -134,6 +136,8 @@ TC_MODULE = (_tclass.ARGUMENT_SPEC, _tclass.ARGUMENT_RULES, ())  # tc_rule
 IPOIB_MODULE = (_ipoib.ARGUMENT_SPEC, _ipoib.ARGUMENT_RULES, ("pkey",))  # ipoib_connection
 
 FABRIC_TESTS = _fabric_check.TESTS
+# fabric_check_max_pairs: a cap on the pairs of one round (0: none)
+PAIRS_MAX = 65535
 # the ports perftest (ibv_rc_pingpong, ib_write_bw) listens on by default: iperf3 must not take them
 PERFTEST_PORT = 18515
 FABRIC_TIMEOUT_MAX = 86400
@@ -425,6 +429,8 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
         errors.check(_validate.ipv4_address, settings["fabric_check_ip"], "fabric_check_ip")
     _fabric_check_ib(errors, settings)
     errors.check(_validate.choice, settings["fabric_check_topology"], ("auto", "all", "ring"), "fabric_check_topology")
+    _fabric_check_pairs(errors, settings["fabric_check_pairs"])
+    errors.check(_validate.int_in_range, settings["fabric_check_max_pairs"], 0, PAIRS_MAX, "fabric_check_max_pairs")
     tests = _items(errors, settings["fabric_check_tests"], "fabric_check_tests")
     if isinstance(settings["fabric_check_tests"], list) and not tests:
         errors.add(f"fabric_check_tests: [] runs no traffic; allowed: one or more of {', '.join(FABRIC_TESTS)}")
@@ -441,6 +447,21 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
     _fabric_check_ip_tests(errors, settings, timeout)
     _fabric_check_counters(errors, settings)
     _below_timeout(errors, settings, "fabric_check_ib_ping_count", 0, timeout, "ibping (about a second per packet)")
+
+
+def _fabric_check_pairs(errors: _Errors, pairs) -> None:
+    """Explicit pairs: [client, server] of two different host names, each unordered pair once (the role checks the names
+    against the play's hosts, which this check does not know)."""
+    seen: dict = {}
+    for index, pair in _items(errors, pairs, "fabric_check_pairs"):
+        path = f"fabric_check_pairs[{index}]"
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(host, str) and host.strip() == host and host for host in pair)):
+            errors.add(f"{path}: {pair!r} is not a pair; allowed: [client, server], two inventory host names")
+        elif pair[0] == pair[1]:
+            errors.add(f"{path}: {pair!r} pairs {pair[0]!r} with itself; allowed: two different hosts")
+        else:
+            _listed_once(errors, seen, frozenset(pair), index, path, repr(pair), "each pair once, in either direction")
 
 
 def _below_timeout(errors: _Errors, settings: dict, option: str, low: int, timeout, bounds: str) -> None:

@@ -58,6 +58,22 @@ CONTENT = {
 }
 
 
+def _released() -> dict:
+    """{(kind, name): version} of everything changelogs/changelog.yaml lists as new in a release."""
+    with open(os.path.join(TOP, "changelogs", "changelog.yaml"), encoding="utf-8") as handle:
+        releases = yaml.safe_load(handle)["releases"]
+    found = {}
+    for version, release in releases.items():
+        for kind, entries in [("module", release.get("modules", [])), ("filter", release.get("plugins", {}).get("filter", [])),
+                              ("role", release.get("objects", {}).get("role", [])),
+                              ("playbook", release.get("objects", {}).get("playbook", []))]:
+            found.update({(kind, entry["name"]): str(version) for entry in entries})
+    return found
+
+
+RELEASED = _released()
+
+
 def tool_env(venv: str, **extra) -> dict:
     """The environment without make's ANSIBLE_* settings and GALAXY_IMPORTER_* overrides, venv's bin first in PATH."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("ANSIBLE_", "GALAXY_IMPORTER_"))}

@@ -65,6 +65,94 @@ def test_ring_puts_every_host_once_on_each_side(hosts):
 
 
 @pytest.mark.parametrize(
+    "hosts, topology, pairs, max_pairs, expected",
+    [
+        ([], "all", None, 0, []),
+        (["a"], "ring", None, 0, []),
+        (["a", "b"], "all", None, 0, [[["a", "b"]]]),
+        (["a", "b"], "ring", None, 0, [[["a", "b"]]]),
+        (["a", "b", "c"], "ring", None, 0, [[["a", "b"]], [["b", "c"]], [["c", "a"]]]),
+        (["a", "b", "c"], "all", None, 0, [[["b", "c"]], [["a", "c"]], [["a", "b"]]]),
+        (["a", "b", "c", "d"], "ring", None, 0, [[["a", "b"], ["c", "d"]], [["b", "c"], ["d", "a"]]]),
+        (["a", "b", "c", "d"], "all", None, 0,
+         [[["a", "d"], ["b", "c"]], [["a", "c"], ["b", "d"]], [["a", "b"], ["c", "d"]]]),
+        (["a", "b", "c", "d", "e"], "ring", None, 0,
+         [[["a", "b"], ["c", "d"]], [["b", "c"], ["d", "e"]], [["e", "a"]]]),
+        (["a", "b", "c", "d"], "ring", None, 1, [[["a", "b"]], [["c", "d"]], [["b", "c"]], [["d", "a"]]]),
+        # explicit pairs (one per leaf, say): in their order, each into the first round where both hosts are free
+        (["a", "b", "c", "d"], "ring", [["a", "b"], ["c", "d"], ["b", "c"], ["a", "d"]], 0,
+         [[["a", "b"], ["c", "d"]], [["b", "c"], ["a", "d"]]]),
+        (["a", "b", "c"], "all", [["c", "a"]], 0, [[["c", "a"]]]),
+        (["a", "b"], "all", [], 0, []),
+    ],
+)
+def test_rounds(hosts, topology, pairs, max_pairs, expected):
+    assert _fabric_check.rounds(hosts, topology, pairs, max_pairs) == expected
+
+
+@pytest.mark.parametrize("hosts, topology, pairs, max_pairs, message", [
+    (["a", "b"], "mesh", None, 0, "topology: 'mesh' is not one of all, ring"),
+    (["a", "a"], "all", None, 0, "hosts: duplicate names"),
+    (["a", "b"], "all", None, -1, "max_pairs: -1 is not an integer of 0 or more"),
+    (["a", "b"], "all", None, "2", "max_pairs: '2' is not an integer"),
+    (["a", "b"], "all", None, True, "max_pairs: True is not an integer"),
+    (["a", "b"], "all", [["a", "a"]], 0, r"pairs\[0\]: \['a', 'a'\] pairs 'a' with itself"),
+    (["a", "b"], "all", [["a", "b"], ["b", "x"]], 0, r"pairs\[1\]: \['b', 'x'\] names 'x', not a host of the play"),
+    (["a", "b"], "all", [["a", "b"], ["b", "a"]], 0, r"pairs\[1\]: \['b', 'a'\] repeats pairs\[0\]"),
+    (["a", "b"], "all", [["a"]], 0, r"pairs\[0\]: \['a'\] is not a \[client, server\] pair of host names"),
+    (["a", "b"], "all", ["ab"], 0, r"pairs\[0\]: 'ab' is not a \[client, server\] pair"),
+])
+def test_rounds_rejects(hosts, topology, pairs, max_pairs, message):
+    with pytest.raises(ValueError, match=message):
+        _fabric_check.rounds(hosts, topology, pairs, max_pairs)
+
+
+def assert_rounds(schedule, expected_pairs):
+    """Every expected pair (as given: [client, server]) in exactly one round, no host twice in a round."""
+    assert sorted(pair for one in schedule for pair in one) == sorted(expected_pairs)
+    for one in schedule:
+        hosts = [host for pair in one for host in pair]
+        assert len(hosts) == len(set(hosts)), one
+        assert one, "an empty round"
+
+
+HOSTS = st.lists(st.text(min_size=1, max_size=6), min_size=2, max_size=40, unique=True)
+
+
+@given(HOSTS, st.sampled_from(["all", "ring"]))
+def test_rounds_hold_every_pair_once_and_no_host_twice_in_a_round(hosts, topology):
+    schedule = _fabric_check.rounds(hosts, topology)
+    assert_rounds(schedule, _fabric_check.pairs(hosts, topology))
+    count = len(hosts)
+    if topology == "all":  # a round-robin tournament: n-1 rounds of n/2 pairs, or n rounds for an odd n
+        assert len(schedule) == (count - 1 if count % 2 == 0 else count)
+        assert all(len(one) == count // 2 for one in schedule)
+    else:
+        assert len(schedule) == (1 if count == 2 else 2 if count % 2 == 0 else 3)
+
+
+@given(HOSTS, st.sampled_from(["all", "ring"]), st.integers(min_value=1, max_value=12))
+def test_a_cap_splits_rounds_and_keeps_every_pair(hosts, topology, cap):
+    uncapped = _fabric_check.rounds(hosts, topology)
+    schedule = _fabric_check.rounds(hosts, topology, max_pairs=cap)
+    assert_rounds(schedule, _fabric_check.pairs(hosts, topology))
+    assert all(len(one) <= cap for one in schedule)
+    assert len(schedule) == sum(-(-len(one) // cap) for one in uncapped)
+
+
+@given(st.data())
+def test_explicit_pairs_are_scheduled_once_each(data):
+    hosts = data.draw(HOSTS)
+    every = _fabric_check.pairs(hosts, "all")
+    chosen = data.draw(st.lists(st.sampled_from(every), unique_by=lambda pair: frozenset(pair), max_size=60))
+    given_pairs = [pair[::-1] if data.draw(st.booleans()) else pair for pair in chosen]
+    schedule = _fabric_check.rounds(hosts, "all", given_pairs)
+    assert_rounds(schedule, given_pairs)
+    degree = max([sum(host in pair for pair in given_pairs) for host in hosts] + [0])
+    assert len(schedule) <= max(0, 2 * degree - 1)  # greedy edge colouring's bound
+
+
+@pytest.mark.parametrize(
     "test, rc, out, err, ok, latency, bandwidth, detail",
     [
         ("rping", 0, RPING_OUT, "", True, None, None, "2 pings"),

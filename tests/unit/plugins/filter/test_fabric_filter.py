@@ -1,0 +1,60 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The fabric_check role's round filters, as the role calls them (the schedule itself: test_fabric_check.py)."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.rdma.fabric.plugins.filter import fabric
+
+
+def test_registered_names():
+    assert {"fabric_pairs", "fabric_rounds", "fabric_pair_errors", "fabric_round_part", "fabric_result", "fabric_counter_check",
+            "fabric_ib_result"} == set(fabric.FilterModule().filters())
+
+
+@pytest.mark.parametrize("pairs", [[], None])
+def test_no_explicit_pairs_means_the_topology(pairs):
+    """The role's default fabric_check_pairs is []: the topology decides."""
+    assert fabric.fabric_rounds(["a", "b", "c", "d"], "ring", pairs, 0) == [[["a", "b"], ["c", "d"]], [["b", "c"], ["d", "a"]]]
+
+
+def test_explicit_pairs_and_a_cap():
+    assert fabric.fabric_rounds(["a", "b", "c", "d"], "ring", [["a", "b"], ["c", "d"]], 1) == [[["a", "b"]], [["c", "d"]]]
+
+
+@pytest.mark.parametrize("args, message", [
+    ((["a", "b"], "mesh"), "fabric_rounds: topology: 'mesh' is not one of all, ring"),
+    ((["a", "b"], "all", [["a", "c"]]), r"fabric_rounds: pairs\[0\]: \['a', 'c'\] names 'c', not a host of the play"),
+    ((["a", "b"], "all", [], -1), "fabric_rounds: max_pairs: -1 is not an integer of 0 or more"),
+])
+def test_rounds_errors_name_the_problem(args, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        fabric.fabric_rounds(*args)
+
+
+def test_pair_errors_name_the_variable_and_index():
+    assert fabric.fabric_pair_errors([["a", "b"], ["b", "x"], ["b", "a"]], ["a", "b"], "fabric_check_pairs") == [
+        "fabric_check_pairs[1]: ['b', 'x'] names 'x', not a host of the play",
+        "fabric_check_pairs[2]: ['b', 'a'] repeats fabric_check_pairs[0]"]
+    assert fabric.fabric_pair_errors("a,b", ["a", "b"], "fabric_check_pairs") == [
+        "fabric_check_pairs: 'a,b' is not a list of [client, server] pairs"]
+    with pytest.raises(AnsibleFilterError, match="expects the play's hosts as a list"):
+        fabric.fabric_pair_errors([], "a")
+
+
+@pytest.mark.parametrize("host, expected", [
+    ("a", {"part": "client", "pair": ["a", "b"]}),
+    ("d", {"part": "server", "pair": ["c", "d"]}),
+    ("e", {"part": "", "pair": []}),
+])
+def test_round_part(host, expected):
+    assert fabric.fabric_round_part([["a", "b"], ["c", "d"]], host) == expected
+
+
+def test_round_part_refuses_what_is_not_a_round():
+    with pytest.raises(AnsibleFilterError, match="expects a round"):
+        fabric.fabric_round_part("a -> b", "a")
