@@ -35,6 +35,15 @@ def fabric_round_part(schedule_round, host):
     return _fabric_check.round_part(schedule_round, host)
 
 
+def fabric_summary(results, counters, rounds, fraction=0.5):
+    if not all(isinstance(value, list) for value in (results, counters, rounds)):
+        raise AnsibleFilterError("fabric_summary: expects the results, the counter results and the rounds as lists")
+    try:
+        return _fabric_check.summary(results, counters, rounds, fraction)
+    except (KeyError, TypeError, ValueError) as err:
+        raise AnsibleFilterError(f"fabric_summary: {err}") from err
+
+
 def fabric_result(registered, test, pair):
     """Turn a registered client command result into a report row."""
     if not isinstance(registered, dict):
@@ -69,5 +78,5 @@ def fabric_ib_result(hosts, fabric, options=None):
 class FilterModule:
     def filters(self):
         return {"fabric_pairs": fabric_pairs, "fabric_rounds": fabric_rounds, "fabric_pair_errors": fabric_pair_errors,
-                "fabric_round_part": fabric_round_part, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
+                "fabric_round_part": fabric_round_part, "fabric_summary": fabric_summary, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
                 "fabric_ib_result": fabric_ib_result}

@@ -159,6 +159,58 @@ def rounds(hosts, topology: str = "all", pairs=None, max_pairs: int = 0) -> list
     return schedule
 
 
+# the report's figures: a bandwidth is better high, a latency low
+BANDWIDTH_TESTS = ("ib_write_bw", "iperf3")
+LATENCY_TESTS = ("ibv_rc_pingpong", "ping")
+
+
+def _median(values: list) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def summary(results: list, counters: list, rounds: list, fraction: float = 0.5) -> dict:
+    """What the report puts first, readable at any count of hosts.
+
+    results: the rows of result() (label, client, server, test, ok, latency_us, bandwidth_mb_s); counters: the
+    counter_check() results of the pairs; rounds: [{round, pairs, seconds}]; fraction: a pair's bandwidth below
+    fraction x the test's median (a latency above median / fraction) makes it an outlier.
+    Returns {hosts, pairs, rounds, seconds, failed_pairs, tests, hosts_table}: failed_pairs are the labels of the
+    pairs with a failed test or counter, in the results' order; tests gives per test with figures its median, the
+    slowest and the fastest pair and the outliers (slowest first); hosts_table a row per host.
+    """
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction: {fraction!r} is not a number above 0 and at most 1")
+    labels = list(dict.fromkeys(row["label"] for row in results))
+    hosts = sorted({row[end] for row in results for end in ("client", "server")})
+    failed = {row["label"] for row in results if not row["ok"]}
+    failed |= {pair["label"] for pair in counters if pair.get("failures")}
+    tests = {}
+    for test in BANDWIDTH_TESTS + LATENCY_TESTS:
+        key = "bandwidth_mb_s" if test in BANDWIDTH_TESTS else "latency_us"
+        figures = [(row["label"], row[key]) for row in results if row["test"] == test and row["ok"] and row[key] is not None]
+        if not figures:
+            continue
+        median = _median([value for _label, value in figures])
+        high_is_good = test in BANDWIDTH_TESTS
+        ranked = sorted(figures, key=lambda item: item[1], reverse=not high_is_good)  # the slowest first
+        outliers = [item for item in ranked if (item[1] < median * fraction if high_is_good else item[1] > median / fraction)]
+        tests[test] = {"unit": "MB/s" if high_is_good else "us", "median": round(median, 2),
+                       "slowest": {"label": ranked[0][0], "value": ranked[0][1]},
+                       "fastest": {"label": ranked[-1][0], "value": ranked[-1][1]},
+                       "outliers": [{"label": label, "value": value} for label, value in outliers]}
+    table = []
+    for host in hosts:
+        mine = [row for row in results if host in (row["client"], row["server"])]
+        table.append({"host": host, "pairs": len({row["label"] for row in mine}),
+                      "failed_tests": sum(not row["ok"] for row in mine),
+                      "failed_pairs": [label for label in labels if label in failed and any(row["label"] == label for row in mine)]})
+    return {"hosts": len(hosts), "pairs": len(labels), "rounds": len(rounds),
+            "seconds": round(sum(float(one.get("seconds") or 0) for one in rounds), 1),
+            "failed_pairs": [label for label in labels if label in failed], "tests": tests, "hosts_table": table}
+
+
 def _tail(text: str) -> str:
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1][:160] if lines else ""

@@ -74,6 +74,7 @@ ROLE_VARIABLES = {
         "fabric_check_topology",
         "fabric_check_pairs",
         "fabric_check_max_pairs",
+        "fabric_check_outlier_fraction",
         "fabric_check_tests",
         "fabric_check_timeout",
         "fabric_check_pingpong_iters",
@@ -431,6 +432,9 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
     errors.check(_validate.choice, settings["fabric_check_topology"], ("auto", "all", "ring"), "fabric_check_topology")
     _fabric_check_pairs(errors, settings["fabric_check_pairs"])
     errors.check(_validate.int_in_range, settings["fabric_check_max_pairs"], 0, PAIRS_MAX, "fabric_check_max_pairs")
+    fraction = settings["fabric_check_outlier_fraction"]
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        errors.add(f"fabric_check_outlier_fraction: {fraction!r} is not allowed; allowed: a number above 0 and at most 1 (0.5: half the median)")
     tests = _items(errors, settings["fabric_check_tests"], "fabric_check_tests")
     if isinstance(settings["fabric_check_tests"], list) and not tests:
         errors.add(f"fabric_check_tests: [] runs no traffic; allowed: one or more of {', '.join(FABRIC_TESTS)}")

@@ -92,6 +92,9 @@ BASE = {
     "fabric_check": {
         "fabric_check_ip": "192.0.2.1",
         "fabric_check_topology": "auto",
+        "fabric_check_pairs": [],
+        "fabric_check_max_pairs": 0,
+        "fabric_check_outlier_fraction": 0.5,
         "fabric_check_tests": ["rping", "ibv_rc_pingpong", "ib_write_bw", "ping", "iperf3"],
         "fabric_check_timeout": 30,
         "fabric_check_pingpong_iters": 500,
@@ -286,6 +289,10 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_write_bw_seconds", "not-below-timeout", 30)
     case("fabric_check", "fabric_check_report_dir", "newline", "/tmp/report\nx")
     case("fabric_check", "fabric_check_topology", "unknown", "mesh")
+    each("fabric_check", "fabric_check_pairs[0]", [("one-host", ["vm1"]), ("with-itself", ["vm1", "vm1"]), ("number", ["vm1", 2]),
+                                                    ("not-in-the-play", ["vm1", "vm2"])])
+    each("fabric_check", "fabric_check_max_pairs", [("negative", -1), ("word", "two")])
+    each("fabric_check", "fabric_check_outlier_fraction", [("zero", 0), ("above-one", 1.5)])
     case("fabric_check", "fabric_check_ib", "unknown-mode", "sometimes")
     each("fabric_check", "fabric_check_ib_rate", [("negative", -1), ("word", "fast")])
     case("fabric_check", "fabric_check_ib_ipoib[0].pkey", "no-partition", "0x8000")

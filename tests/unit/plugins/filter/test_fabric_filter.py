@@ -12,8 +12,8 @@ from ansible_collections.rdma.fabric.plugins.filter import fabric
 
 
 def test_registered_names():
-    assert {"fabric_pairs", "fabric_rounds", "fabric_pair_errors", "fabric_round_part", "fabric_result", "fabric_counter_check",
-            "fabric_ib_result"} == set(fabric.FilterModule().filters())
+    assert {"fabric_pairs", "fabric_rounds", "fabric_pair_errors", "fabric_round_part", "fabric_summary", "fabric_result",
+            "fabric_counter_check", "fabric_ib_result"} == set(fabric.FilterModule().filters())
 
 
 @pytest.mark.parametrize("pairs", [[], None])
@@ -58,3 +58,10 @@ def test_round_part(host, expected):
 def test_round_part_refuses_what_is_not_a_round():
     with pytest.raises(AnsibleFilterError, match="expects a round"):
         fabric.fabric_round_part("a -> b", "a")
+
+
+def test_summary_errors():
+    with pytest.raises(AnsibleFilterError, match="expects the results, the counter results and the rounds as lists"):
+        fabric.fabric_summary({}, [], [])
+    with pytest.raises(AnsibleFilterError, match="fabric_summary: fraction: 2 is not a number above 0 and at most 1"):
+        fabric.fabric_summary([], [], [], 2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 
 import pytest
 from hypothesis import given
@@ -596,3 +597,62 @@ def test_ib_result_without_the_sm_list_leaves_the_sms_unknown():
     result = _fabric_check.ib_result([ib_host(4, ibstat="ibstat.down.txt", pkeys=None, perfquery=None, sminfo=None)], {"probe": None}, {})
     assert result["sm_views"] is None and result["sms"] == []
     assert _fabric_check.ib_result([ib_host(3)], FABRIC, {})["sm_views"][1]["state"] == "STANDBY"
+
+
+def row(client, server, test, ok=True, latency=None, bandwidth=None):
+    return {"label": f"{client} -> {server}", "client": client, "server": server, "test": test, "ok": ok,
+            "latency_us": latency, "bandwidth_mb_s": bandwidth, "detail": ""}
+
+
+def test_summary_puts_failures_outliers_and_hosts_first():
+    results = [row("a", "b", "ib_write_bw", bandwidth=100.0), row("a", "b", "ping", latency=50.0),
+               row("c", "d", "ib_write_bw", bandwidth=96.0), row("c", "d", "ping", ok=False),
+               row("b", "c", "ib_write_bw", bandwidth=40.0), row("b", "c", "ping", latency=400.0),
+               row("d", "a", "ib_write_bw", bandwidth=104.0), row("d", "a", "ping", latency=60.0)]
+    counters = [{"label": "d -> a", "failures": ["d rxe0/1: retransmits +3 (threshold 0) during d -> a"]}]
+    rounds = [{"round": 1, "pairs": ["a -> b", "c -> d"], "seconds": 12.5}, {"round": 2, "pairs": ["b -> c", "d -> a"], "seconds": 10}]
+    got = _fabric_check.summary(results, counters, rounds, 0.5)
+    assert (got["hosts"], got["pairs"], got["rounds"], got["seconds"]) == (4, 4, 2, 22.5)
+    assert got["failed_pairs"] == ["c -> d", "d -> a"]
+    # median of 100, 96, 40, 104 is 98: 40 < 49 is an outlier; the slowest first
+    assert got["tests"]["ib_write_bw"] == {"unit": "MB/s", "median": 98.0, "slowest": {"label": "b -> c", "value": 40.0},
+                                           "fastest": {"label": "d -> a", "value": 104.0},
+                                           "outliers": [{"label": "b -> c", "value": 40.0}]}
+    # the failed ping has no figure; median of 50, 400, 60 is 60: 400 > 120 is an outlier
+    assert got["tests"]["ping"]["outliers"] == [{"label": "b -> c", "value": 400.0}]
+    assert got["tests"]["ping"]["fastest"] == {"label": "a -> b", "value": 50.0}
+    assert "rping" not in got["tests"] and "iperf3" not in got["tests"]
+    assert got["hosts_table"] == [
+        {"host": "a", "pairs": 2, "failed_tests": 0, "failed_pairs": ["d -> a"]},
+        {"host": "b", "pairs": 2, "failed_tests": 0, "failed_pairs": []},
+        {"host": "c", "pairs": 2, "failed_tests": 1, "failed_pairs": ["c -> d"]},
+        {"host": "d", "pairs": 2, "failed_tests": 1, "failed_pairs": ["c -> d", "d -> a"]}]
+
+
+@pytest.mark.parametrize("fraction", [0, -0.5, 1.5, "0.5", True, None])
+def test_summary_refuses_a_fraction_out_of_range(fraction):
+    with pytest.raises(ValueError, match="fraction: .* is not a number above 0 and at most 1"):
+        _fabric_check.summary([], [], [], fraction)
+
+
+def test_summary_of_nothing():
+    assert _fabric_check.summary([], [], [], 0.5) == {"hosts": 0, "pairs": 0, "rounds": 0, "seconds": 0.0, "failed_pairs": [],
+                                                      "tests": {}, "hosts_table": []}
+
+
+@given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 15), st.booleans(), st.floats(1, 1e5)), max_size=60),
+       st.floats(0.05, 1))
+def test_summary_outliers_and_failures_follow_their_definition(rows, fraction):
+    results = [row(f"h{a}", f"h{b}", "ib_write_bw", ok=ok, bandwidth=bw) for a, b, ok, bw in rows if a != b]
+    got = _fabric_check.summary(results, [], [], fraction)
+    assert set(got["failed_pairs"]) == {r["label"] for r in results if not r["ok"]}
+    assert got["hosts"] == len({r[end] for r in results for end in ("client", "server")})
+    test = got["tests"].get("ib_write_bw")
+    good = [r["bandwidth_mb_s"] for r in results if r["ok"]]
+    assert (test is None) == (not good)
+    if test:
+        median = statistics.median(good)
+        assert sorted(o["value"] for o in test["outliers"]) == sorted(v for v in good if v < median * fraction)
+        assert test["median"] == round(median, 2)
+        assert test["slowest"]["value"] == min(good) and test["fastest"]["value"] == max(good)
+    assert sum(r["failed_tests"] for r in got["hosts_table"]) == 2 * sum(not r["ok"] for r in results)
