@@ -78,5 +78,5 @@ def fabric_ib_result(hosts, fabric, options=None):
 class FilterModule:
     def filters(self):
         return {"fabric_pairs": fabric_pairs, "fabric_rounds": fabric_rounds, "fabric_pair_errors": fabric_pair_errors,
-                "fabric_round_part": fabric_round_part, "fabric_summary": fabric_summary, "fabric_result": fabric_result, "fabric_counter_check": fabric_counter_check,
-                "fabric_ib_result": fabric_ib_result}
+                "fabric_round_part": fabric_round_part, "fabric_summary": fabric_summary, "fabric_result": fabric_result,
+                "fabric_counter_check": fabric_counter_check, "fabric_ib_result": fabric_ib_result}

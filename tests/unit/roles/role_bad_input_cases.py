@@ -289,8 +289,8 @@ def _corpus() -> list:
     case("fabric_check", "fabric_check_write_bw_seconds", "not-below-timeout", 30)
     case("fabric_check", "fabric_check_report_dir", "newline", "/tmp/report\nx")
     case("fabric_check", "fabric_check_topology", "unknown", "mesh")
-    each("fabric_check", "fabric_check_pairs[0]", [("one-host", ["vm1"]), ("with-itself", ["vm1", "vm1"]), ("number", ["vm1", 2]),
-                                                    ("not-in-the-play", ["vm1", "vm2"])])
+    each("fabric_check", "fabric_check_pairs[0]", [
+        ("one-host", ["vm1"]), ("with-itself", ["vm1", "vm1"]), ("number", ["vm1", 2]), ("not-in-the-play", ["vm1", "vm2"])])
     each("fabric_check", "fabric_check_max_pairs", [("negative", -1), ("word", "two")])
     each("fabric_check", "fabric_check_outlier_fraction", [("zero", 0), ("above-one", 1.5)])
     case("fabric_check", "fabric_check_ib", "unknown-mode", "sometimes")
