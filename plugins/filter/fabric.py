@@ -44,15 +44,18 @@ def fabric_summary(results, counters, rounds, fraction=0.5):
         raise AnsibleFilterError(f"fabric_summary: {err}") from err
 
 
-def fabric_result(registered, test, pair):
-    """Turn a registered client command result into a report row."""
+def fabric_result(registered, test, pair, why=""):
+    """Turn a registered client command result into a report row; why: the test could not run, and this says why."""
     if not isinstance(registered, dict):
         raise AnsibleFilterError("fabric_result: expects a registered command result")
     rc = None if registered.get("skipped") else registered.get("rc")
     try:
-        return _fabric_check.result(test, pair, rc, registered.get("stdout", ""), registered.get("stderr", ""))
+        row = _fabric_check.result(test, pair, rc, registered.get("stdout", ""), registered.get("stderr", ""))
     except ValueError as err:
         raise AnsibleFilterError(f"fabric_result: {err}") from err
+    if why:
+        row.update(ok=False, latency_us=None, bandwidth_mb_s=None, detail=str(why))
+    return row
 
 
 def fabric_counter_check(ends, pair, options=None):

@@ -65,3 +65,12 @@ def test_summary_errors():
         fabric.fabric_summary({}, [], [])
     with pytest.raises(AnsibleFilterError, match="fabric_summary: fraction: 2 is not a number above 0 and at most 1"):
         fabric.fabric_summary([], [], [], 2)
+
+
+def test_result_with_a_reason_fails_with_it():
+    """An RDMA test that could not run (an end without a device): the row fails and says why, whatever was registered."""
+    row = fabric.fabric_result({"skipped": True}, "ibv_rc_pingpong", ["vm2", "vm3"], "not run: no RDMA device for vm3")
+    assert (row["ok"], row["detail"], row["label"], row["latency_us"]) == (False, "not run: no RDMA device for vm3", "vm2 -> vm3", None)
+    passed = {"rc": 0, "stdout": "1000 iters in 1.65 seconds = 1650.88 usec/iter\n", "stderr": ""}
+    assert fabric.fabric_result(passed, "ibv_rc_pingpong", ["a", "b"])["ok"] is True
+    assert fabric.fabric_result(passed, "ibv_rc_pingpong", ["a", "b"], "why")["ok"] is False
