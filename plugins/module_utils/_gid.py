@@ -511,6 +511,58 @@ def port_netdev(device_dir: str, port: int, gid_rows: list, guid, mac_index=None
     return (matches[0] if len(matches) == 1 else None), mac_index
 
 
+def mac_of_default_gid(gid):
+    """The MAC a RoCE port's default GID (index 0, fe80::/64 with the netdev's EUI-64) was made from, else None."""
+    if not isinstance(gid, str):
+        return None
+    groups = gid.strip().lower().split(":")
+    if len(groups) != 8 or groups[:4] != ["fe80", "0000", "0000", "0000"]:
+        return None
+    return mac_from_guid(":".join(groups[4:]))
+
+
+def roce_netdev_here(netdev, gid0, mac) -> bool:
+    """Whether a RoCE port's netdev is in this network namespace (pure; see device_here).
+
+    netdev is the port's gid_attrs/ndevs/0 (None without one), gid0 its default GID, and mac the
+    address of /sys/class/net/<netdev> as seen here (None when this namespace has no such netdev).
+    The kernel prints an ndev's name whatever namespace it lives in, and namespaces reuse names
+    (every container's NIC may be eth1): the default GID, which RoCE derives from the netdev's
+    MAC, tells the two eth1 apart.
+    """
+    if netdev is None:
+        return True
+    if mac is None:
+        return False
+    expected = mac_of_default_gid(gid0)
+    return expected is None or expected == mac.lower()
+
+
+def device_here(device_dir: str) -> bool:
+    """False for a RoCE device whose netdev lives in another network namespace.
+
+    In the kernel's shared netns mode (its default) every namespace lists every RDMA device,
+    with soft RoCE devices made inside other namespaces (Linux 7.1+) among them. Reads the
+    default GID and its netdev of each port; a device is elsewhere when a port's netdev is
+    not this namespace's. Devices without a RoCE netdev (InfiniBand, iWARP) are here.
+    """
+    ports_dir = os.path.join(device_dir, "ports")
+    for port_name in _sysfs.list_dir(ports_dir):
+        if not port_name.isdigit():
+            continue
+        port_dir = os.path.join(ports_dir, port_name)
+        netdev = _read_small(os.path.join(port_dir, "gid_attrs", "ndevs", "0")) or None
+        if netdev is None:
+            continue
+        gid0 = _read_small(os.path.join(port_dir, "gids", "0"))
+        mac = None
+        if "/" not in netdev and netdev not in (".", ".."):
+            mac = _sysfs.read_attr(_sysfs.path("class", "net", netdev, "address"))
+        if not roce_netdev_here(netdev, gid0, mac):
+            return False
+    return True
+
+
 def device_driver(device_dir: str):
     """'rxe' or 'siw' for soft devices, else the bound kernel driver's name (mlx5_core), else None."""
     kind = _rdma_tool.type_of_device_dir(device_dir)
@@ -537,8 +589,12 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
     Each InfiniBand port (is_ib_port) also gets an 'ib' dict (read_ib_port): its port and node GUID, LMC,
     SM SL, capability mask, width, speed and rate in Gb/s, and P_Key table.
 
+    A device whose netdev is in another network namespace (device_here) is left out of all of
+    these and named in rdma_other_netns_devices instead.
+
     Returns {'rdma_devices': {...}, 'rdma_gids': [...], 'rdma_roce_v2_gid_index': {...},
-    'rdma_cm_status': {'readable', 'reason'}, 'missing': [names asked for but absent]}.
+    'rdma_other_netns_devices': [...], 'rdma_cm_status': {'readable', 'reason'},
+    'missing': [names asked for but absent]}.
     """
     root, wanted, missing = _sysfs.rdma_devices(devices)
     if roce_defaults:
@@ -550,8 +606,12 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
     rdma_devices = {}
     rdma_gids = []
     mac_index = None
+    elsewhere = []
     for device in sorted(set(wanted)):
         device_dir = os.path.join(root, device)
+        if not device_here(device_dir):
+            elsewhere.append(device)
+            continue
         guid = _sysfs.read_attr(os.path.join(device_dir, "node_guid"))
         node_type = parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type")))
         info = {
@@ -603,6 +663,7 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
         "rdma_devices": rdma_devices,
         "rdma_gids": rdma_gids if gid_table else [],
         "rdma_roce_v2_gid_index": roce_v2_lookup(rdma_gids),
+        "rdma_other_netns_devices": elsewhere,
         "rdma_cm_status": {"readable": cm_reason is None, "reason": cm_reason or ("; ".join(cm_problems) or None)},
         "missing": missing,
     }

@@ -335,6 +335,21 @@ ansible_facts:
           description: The IPv4 address of an IPv4-mapped GID; the key is absent for other GIDs.
           type: str
           returned: for IPv4-mapped GIDs
+    rdma_other_netns_devices:
+      description:
+        - RDMA devices that this host lists but whose netdev lives in another network namespace. In the kernel's
+          default (shared) netns mode every namespace lists every RDMA device, and since Linux 7.1 an rxe made
+          inside a container's namespace carries traffic there, so each container lists its neighbours' devices too.
+        - A RoCE port's netdev is this host's when a netdev of that name exists here and its MAC is the one the
+          port's default GID (index 0) was made from; names alone do not tell, since containers reuse them (each may
+          have an C(eth1)). Devices without a RoCE netdev (InfiniBand, iWARP) are always this host's.
+        - These devices are left out of RV(ansible_facts.rdma_devices), RV(ansible_facts.rdma_gids) and
+          RV(ansible_facts.rdma_roce_v2_gid_index), and only their names are read.
+      returned: always
+      type: list
+      elements: str
+      version_added: 0.2.0
+      sample: [rxe2, rxe3]
     rdma_cm_status:
       description: Whether the RDMA-CM defaults could be read, and why not.
       returned: always

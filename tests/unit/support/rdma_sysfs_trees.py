@@ -43,6 +43,11 @@ def add_netdev(root, name: str, mac: str, ifindex: int, iflink=None) -> None:
         os.symlink(f"../../{base}", link)
 
 
+def _mac_of_guid(guid: str) -> str:
+    raw = bytes.fromhex(guid.replace(":", ""))
+    return ":".join(f"{b:02x}" for b in bytes([raw[0] ^ 0x02]) + raw[1:3] + raw[5:8])
+
+
 def _device(root, name: str, attrs: dict, virtual: bool = True) -> str:
     base = f"devices/virtual/infiniband/{name}" if virtual else f"devices/pci0000:00/0000:00:03.0/infiniband/{name}"
     for attr, value in attrs.items():
@@ -69,11 +74,14 @@ ETH_PORT = {
 }
 
 
-def add_rxe(root, name="rxe0", netdev="eth1", gids=None, slots=1024, guid=ETH1_GUID) -> None:
+def add_rxe(root, name="rxe0", netdev="eth1", gids=None, slots=1024, guid=ETH1_GUID, netdev_here=True) -> None:
     """An rxe device as rdma_rxe shows it: 1024 slots, RoCE v2, unreadable attrs on empty slots.
 
-    gids maps index -> GID text or (GID, type, ndev).
+    gids maps index -> GID text or (GID, type, ndev). With netdev_here, the netdev is added too (with
+    the MAC the GUID was made from) unless the tree has one of that name: the rxe of this namespace.
     """
+    if netdev_here and not os.path.lexists(os.path.join(str(root), "class", "net", netdev)):
+        add_netdev(root, netdev, _mac_of_guid(guid), 3)
     base = _device(root, name, {
         "node_type": "1: CA", "node_desc": "rxe", "node_guid": guid, "sys_image_guid": guid,
         "fw_ver": "", "parent": netdev,

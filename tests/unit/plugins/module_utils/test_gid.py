@@ -338,8 +338,9 @@ def test_collect_skips_zero_gids_before_gid_attrs(sysroot, monkeypatch):
     monkeypatch.setattr(_gid, "_read_small", spy)
     facts = _gid.collect()
     attrs = sorted(int(p.rsplit("/", 1)[1]) for p in seen if "/gid_attrs/" in p)
-    assert attrs == [0, 0, 1, 1, 700, 700]
-    assert sum(1 for p in seen if "/gids/" in p) == 1024
+    # device_here reads ndevs/0 and gids/0 once more, to tell whether eth1 is this namespace's
+    assert attrs == [0, 0, 0, 1, 1, 700, 700]
+    assert sum(1 for p in seen if "/gids/" in p) == 1025
     assert [r["index"] for r in facts["rdma_gids"]] == [0, 1, 700]
     assert facts["rdma_roce_v2_gid_index"]["by_ipv4"]["10.9.8.7"]["index"] == 700
     assert facts["rdma_roce_v2_gid_index"]["by_netdev"]["eth1"]["index"] == 1
@@ -379,6 +380,7 @@ def test_collect_filters_device_and_port(sysroot):
 def test_collect_without_rdma(sysroot):
     assert _gid.collect() == {"rdma_devices": {}, "rdma_gids": [], "missing": [],
                               "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}},
+                              "rdma_other_netns_devices": [],
                               "rdma_cm_status": {"readable": False,
                                                  "reason": f"configfs is not mounted at {sysroot}/kernel/config"}}
 
@@ -647,3 +649,53 @@ def test_cap_mask_reads_back(mask, form):
     facts = _gid.ib_port_facts({"cap_mask": form.format(mask)}, {}, None, None)
     assert facts["cap_mask"] == f"0x{mask:08x}"
     assert facts["is_sm"] is bool(mask & 2)  # IsSM, bit 1 of PortInfo:CapabilityMask
+
+
+# --- devices of other network namespaces (shared netns mode, Linux 7.1+ rxe per namespace) ---------------
+
+OTHER_MAC = "52:54:00:77:00:02"
+OTHER_LINK_LOCAL = "fe80:0000:0000:0000:5054:00ff:fe77:0002"
+OTHER_IPV4 = "0000:0000:0000:0000:0000:ffff:a9fe:4d02"  # 169.254.77.2
+
+
+@pytest.mark.parametrize("netdev, gid0, mac, expected", [
+    (None, None, None, True),  # no RoCE netdev: InfiniBand, iWARP
+    ("eth1", trees.RXE_LINK_LOCAL, trees.ETH1_MAC, True),
+    ("eth1", trees.RXE_LINK_LOCAL, trees.ETH1_MAC.upper(), True),
+    ("eth1", trees.RXE_LINK_LOCAL, OTHER_MAC, False),  # this namespace's eth1 is another NIC
+    ("eth1", trees.RXE_LINK_LOCAL, None, False),  # no eth1 here at all
+    ("eth1", "fe80:0000:0000:0000:0000:0000:0000:0001", OTHER_MAC, True),  # a default GID not from a MAC: by name
+    ("eth1", None, OTHER_MAC, True),
+])
+def test_roce_netdev_here(netdev, gid0, mac, expected):
+    assert _gid.roce_netdev_here(netdev, gid0, mac) is expected
+
+
+@given(st.binary(min_size=6, max_size=6))
+def test_mac_of_default_gid_inverts_what_roce_makes(raw):
+    mac = ":".join(f"{b:02x}" for b in raw)
+    eui = bytes([raw[0] ^ 0x02]) + raw[1:3] + b"\xff\xfe" + raw[3:6]
+    gid = "fe80:0000:0000:0000:" + ":".join(eui[i:i + 2].hex() for i in range(0, 8, 2))
+    assert _gid.mac_of_default_gid(gid) == mac
+    assert _gid.roce_netdev_here("eth1", gid, mac.upper()) is True
+
+
+def test_collect_leaves_other_namespaces_devices_out(sysroot):
+    """Two containers' rxe on their own eth1, as the scale lab's node01 sees them: its own and node02's."""
+    trees.add_netdev(sysroot, "eth1", trees.ETH1_MAC, 3)
+    trees.add_rxe(sysroot, name="rxe1")
+    trees.add_rxe(sysroot, name="rxe2", gids={0: OTHER_LINK_LOCAL, 1: OTHER_IPV4}, guid="5054:00ff:fe77:0002")
+    facts = _gid.collect()
+    assert list(facts["rdma_devices"]) == ["rxe1"]
+    assert facts["rdma_other_netns_devices"] == ["rxe2"]
+    assert {row["device"] for row in facts["rdma_gids"]} == {"rxe1"}
+    assert facts["rdma_roce_v2_gid_index"]["by_netdev"]["eth1"]["device"] == "rxe1"
+    assert list(facts["rdma_roce_v2_gid_index"]["by_ipv4"]) == ["169.254.77.1"]
+
+
+def test_collect_device_whose_netdev_is_not_here(sysroot):
+    trees.add_rxe(sysroot, name="rxe9", netdev="veth9", netdev_here=False)
+    facts = _gid.collect(devices=["rxe9"])
+    assert facts["rdma_devices"] == {}
+    assert facts["rdma_other_netns_devices"] == ["rxe9"]
+    assert facts["missing"] == []

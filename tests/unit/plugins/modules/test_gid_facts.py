@@ -89,7 +89,8 @@ def test_lab_tree_without_any_process(rdma_cm, sysroot, warned, check_mode):
     ok, result = run({}, check_mode=check_mode)
     assert ok and result["changed"] is False
     facts = result["ansible_facts"]
-    assert set(facts) == {"rdma_devices", "rdma_gids", "rdma_roce_v2_gid_index", "rdma_cm_status"}
+    assert set(facts) == {"rdma_devices", "rdma_gids", "rdma_roce_v2_gid_index", "rdma_other_netns_devices",
+                          "rdma_cm_status"}
     assert facts["rdma_cm_status"] == {"readable": True, "reason": None}
     rxe, siw = facts["rdma_devices"]["rxe0"]["ports"]["1"], facts["rdma_devices"]["siw0"]["ports"]["1"]
     assert (rxe["transport"], rxe["gid_types"], rxe["roce_mode"], rxe["roce_tos"]) == ("RoCE", ["RoCE v2"], "v2", 106)
@@ -163,6 +164,7 @@ def test_no_rdma_at_all(sysroot):
     assert ok and result["changed"] is False
     assert result["ansible_facts"] == {
         "rdma_devices": {}, "rdma_gids": [], "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}},
+        "rdma_other_netns_devices": [],
         "rdma_cm_status": {"readable": False, "reason": f"configfs is not mounted at {sysroot}/kernel/config"}}
 
 
