@@ -19,7 +19,7 @@ OLDEST    := $(TOP)/.venv-core-oldest
 # ansible.cfg keeps Ansible's default strategy, and so do `make demo` and the first-run test of
 # it: ansible-core deprecates third-party strategy plugins, and a first-time user should see no
 # warning that is ours (issue 34). RDMA_FABRIC_STRATEGY=linear runs molecule without mitogen too.
-LAB_TARGETS := molecule
+LAB_TARGETS := molecule molecule-scale
 $(LAB_TARGETS): export ANSIBLE_STRATEGY_PLUGINS := $(TOP)/.build/mitogen
 $(LAB_TARGETS): export ANSIBLE_STRATEGY := $(or $(RDMA_FABRIC_STRATEGY),mitogen_linear)
 
@@ -27,12 +27,12 @@ $(LAB_TARGETS): export ANSIBLE_STRATEGY := $(or $(RDMA_FABRIC_STRATEGY),mitogen_
 # import) and the phase_timer callback (playbooks, plays, long tasks) append to timing.jsonl,
 # pytest writes verify-*.xml; tools/timing-table turns them into .build/logs/timing.md.
 LOGS := $(TOP)/.build/logs
-TIMED_TARGETS := first-run molecule molecule-containers
+TIMED_TARGETS := first-run molecule molecule-containers molecule-scale
 $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib first-run molecule molecule-containers lab-up lab-down lab-status lab-image build bench
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib first-run molecule molecule-containers molecule-scale lab-up lab-down lab-status lab-image build bench
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
@@ -101,6 +101,11 @@ molecule: bootstrap
 # (.lab-containers, SSH ports 2722-2723)
 molecule-containers: bootstrap
 	mkdir -p $(LOGS) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-containers.xml" tools/molecule-containers
+
+# the scale scenario: 16 RDMA hosts (namespaces around an sshd and an rxe of their own, lab/hosts.sh)
+# on two VMs with the kernel of trixie-backports (.lab-scale, SSH ports 2522-2523)
+molecule-scale: bootstrap
+	mkdir -p $(LOGS) && cd $(TOP) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-scale.xml" molecule test -s scale
 
 # the path a new user takes first: labctl's output contract on an empty image cache
 # (a stand-in recipe) and tools/demo end to end on the VMs it boots (.lab-firstrun,

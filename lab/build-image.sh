@@ -3,12 +3,14 @@
 #
 #   lab/build-image.sh OUTDIR [SUITE]
 #
-# SUITE is bookworm (the default; Debian 12) or trixie (Debian 13). OUTDIR receives base.img
+# SUITE is bookworm (the default; Debian 12), trixie (Debian 13) or trixie-backports (Debian 13 with
+# the kernel of trixie-backports, 7.x, whose rxe works inside a network namespace: the scale
+# lab's suite; everything but the linux-* packages is trixie's). OUTDIR receives base.img
 # (ext4, raw), vmlinuz, initrd.img, siw.ko's build log, id_ed25519{,.pub} (the lab's SSH key),
 # kernel-release, suite, and container.tar: the same Debian user space without kernel, modules or
 # boot files, as the root filesystem that `docker import` makes the containers scenario's image
-# from (no registry needed). The VM image also has docker.io, masked until labctl starts it
-# (LAB_DOCKER=1).
+# from (no registry needed). The VM image also has docker.io (and docker-cli, a package of its own
+# since Debian 13), masked until labctl starts it (LAB_DOCKER=1).
 #
 # The apt sources are the build machine's own (/etc/apt/sources.list.d/debian.sources or
 # /etc/apt/sources.list), with its suite names changed to SUITE (bookworm-updates becomes
@@ -25,7 +27,11 @@ step() { printf '[lab-image] %s\n' "$*" >&2; }
 die() { printf '[lab-image] FAILED: %s\n' "$*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "building the image needs root (mmdebstrap --mode=root)"
-[[ $suite == bookworm || $suite == trixie ]] || die "suite '$suite' is not supported; allowed: bookworm, trixie"
+case $suite in
+    bookworm | trixie) base=$suite ;;
+    trixie-backports) base=trixie ;;
+    *) die "suite '$suite' is not supported; allowed: bookworm, trixie, trixie-backports" ;;
+esac
 
 machine_sources=""
 for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
@@ -42,12 +48,25 @@ rootfs=$work/rootfs
 mkdir -p "$out"
 # mmdebstrap reads deb822 files by their name's ending.
 sources=$work/${machine_sources##*/}
-sed "s/bookworm/$suite/g" "$machine_sources" >"$sources"
+sed "s/bookworm/$base/g" "$machine_sources" >"$sources"
+pin=()
+if [[ $suite != "$base" ]]; then
+    # The suite's own lines (not -security, not -updates) once more for the backports suite, and
+    # the kernel's packages (linux-image, linux-base, headers, kbuild, source) taken from it.
+    if [[ $sources == *.sources ]]; then
+        sed -i -E "/^Suites:.* $base( |\$)/ s/\$/ $suite/" "$sources"
+    else
+        sed -i -E "/^deb .* $base /{p;s/ $base / $suite /}" "$sources"
+    fi
+    grep -Eq "(^Suites:| )$suite( |\$)" "$sources" || die "could not add $suite to the apt sources"
+    printf 'Package: linux-*\nPin: release n=%s\nPin-Priority: 990\n' "$suite" >"$work/kernel.pref"
+    pin=(--setup-hook="mkdir -p \"\$1/etc/apt/preferences.d\" && cp '$work/kernel.pref' \"\$1/etc/apt/preferences.d/rdma-fabric-lab-kernel.pref\"")
+fi
 
 packages=$(grep -Ev '^\s*(#|$)' "$here/image/packages.txt" | paste -sd, -)
 
 step "mmdebstrap $suite from the mirrors of $machine_sources"
-mmdebstrap --variant=minbase --mode=root --quiet \
+mmdebstrap --variant=minbase --mode=root --quiet "${pin[@]}" \
     --include="$packages" \
     --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -55,9 +74,9 @@ mmdebstrap --variant=minbase --mode=root --quiet \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
     --customize-hook="bash '$here/image/container-tar.sh' \"\$1\" '$out/container.tar'" \
-    --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io" \
+    --customize-hook="chroot \"\$1\" sh -c 'cli=; apt-cache show docker-cli >/dev/null 2>&1 && cli=docker-cli; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io \$cli'" \
     --customize-hook="bash '$here/image/local-repo.sh' \"\$1\"" \
-    "$suite" "$rootfs" "$sources"
+    "$base" "$rootfs" "$sources"
 
 abi=$(ls "$rootfs/lib/modules")
 [[ $(wc -w <<<"$abi") == 1 ]] || die "expected one kernel in the image, found: $abi"
@@ -73,13 +92,13 @@ set -eu
 tar -xJf /usr/src/$srcpkg.tar.xz -C /tmp --wildcards '*/drivers/infiniband/sw/siw/*'
 make -s -C /usr/src/linux-headers-$abi M=$siwdir CONFIG_RDMA_SIW=m modules
 BUILD
-mmdebstrap --variant=minbase --mode=root --quiet \
+mmdebstrap --variant=minbase --mode=root --quiet "${pin[@]}" \
     --include="linux-headers-$abi,$srcpkg,make,gcc,xz-utils" \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
     --customize-hook="copy-in $work/siw-build.sh /tmp" \
     --customize-hook="chroot \"\$1\" sh /tmp/siw-build.sh >'$out/siw-build.log' 2>&1 || { tail -20 '$out/siw-build.log' >&2; exit 1; }" \
     --customize-hook="copy-out $siwdir/siw.ko $work" \
-    "$suite" "$work/siw-chroot" "$sources" || die "siw.ko build (see $out/siw-build.log)"
+    "$base" "$work/siw-chroot" "$sources" || die "siw.ko build (see $out/siw-build.log)"
 install -D -m 0644 "$work/siw.ko" "$rootfs/lib/modules/$abi/updates/siw.ko"
 rm -rf "$work/siw-chroot"
 chroot "$rootfs" depmod "$abi"

@@ -15,11 +15,20 @@ Environment:
     LAB_PORT_BASE  SSH of vmN is forwarded from 127.0.0.1:(base+N-1); data UDP ports
                    are base+1000+N (default 2222)
     LAB_CACHE      image cache (default ~/.cache/rdma-fabric-lab)
-    LAB_SUITE      the Debian suite of the image: bookworm (Debian 12, the default) or
-                   trixie (Debian 13); each suite's image is cached on its own
+    LAB_SUITE      the Debian suite of the image: bookworm (Debian 12, the default),
+                   trixie (Debian 13) or trixie-backports (Debian 13 with the 7.x kernel of
+                   trixie-backports: the scale lab's); each suite's image is cached on its own
     LAB_RECIPE     the image recipe: a directory with build-image.sh and image/
                    (default: lab/; the first-run test uses a small stand-in)
     LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
+    LAB_HOSTS_PER_VM  N: the scale lab. Each VM also runs N RDMA hosts (node01, node02, ...):
+                   namespaces around an sshd of their own (network, mount, UTS, PID), with
+                   their own /etc, /var, /root, /run and /tmp and a veth eth1 with
+                   169.254.77.(100+n) in the data network, reached through their VM
+                   (ProxyCommand); lab/hosts.sh. The inventory then lists these hosts in
+                   rdma_hosts, and the VMs in lab_vms. Needs a kernel whose rxe works inside
+                   a network namespace: LAB_SUITE=trixie-backports (default 0: the VMs are
+                   the hosts)
     LAB_DOCKER     1: each VM also runs the Docker engine, has the lab's container
                    image (rdma-fabric-lab:SUITE, imported from the image's
                    container.tar) and the engine's socket forwarded over SSH to
@@ -69,8 +78,9 @@ NVMS = int(os.environ.get("LAB_VMS") or _SAVED.get("vms", 2))
 PORT_BASE = int(os.environ.get("LAB_PORT_BASE") or _SAVED.get("port_base", 2222))
 CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab"))
 BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
+HOSTS_PER_VM = int(os.environ.get("LAB_HOSTS_PER_VM") or _SAVED.get("hosts_per_vm", 0))
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
-SUITES = ("bookworm", "trixie")
+SUITES = ("bookworm", "trixie", "trixie-backports")
 SUITE = os.environ.get("LAB_SUITE") or "bookworm"
 CONTAINER_IMAGE = f"rdma-fabric-lab:{SUITE}"
 DATA_NET = "169.254.77"
@@ -137,7 +147,8 @@ def image_dir() -> str:
 
 def superseded(name: str) -> bool:
     """An older recipe's image of this suite; a bare hash is a bookworm image from before suites had a name."""
-    return name.startswith(f"{SUITE}-") or (SUITE == "bookworm" and re.fullmatch(r"[0-9a-f]{16}", name) is not None)
+    return (re.fullmatch(rf"{re.escape(SUITE)}-[0-9a-f]{{16}}", name) is not None
+            or (SUITE == "bookworm" and re.fullmatch(r"[0-9a-f]{16}", name) is not None))
 
 
 def ensure_image() -> str:
@@ -204,6 +215,16 @@ def pid_alive(pidfile: str):
     return pid if LAB_DIR.encode() in cmdline else None
 
 
+def memory_mib() -> int:
+    """A VM's memory: 512 MiB, 1 GiB with Docker, and 64 MiB more per scale host (its sshd, and the Python of its tasks)."""
+    return (1024 if DOCKER else 512) + 64 * HOSTS_PER_VM
+
+
+def host_index(vm: int, slot: int) -> int:
+    """The number n of the scale host in a VM's slot (0-based): node<n>, 169.254.77.(100+n)."""
+    return (vm - 1) * HOSTS_PER_VM + slot + 1
+
+
 def qemu_argv(index: int, img: str) -> list:
     name = f"vm{index}"
     run = os.path.join(LAB_DIR, name)
@@ -221,7 +242,7 @@ def qemu_argv(index: int, img: str) -> list:
         shutil.which("qemu-system-x86_64") or "qemu-system-x86_64",
         "-name", f"rdma-fabric-lab-{name}",
         "-nodefaults", "-display", "none", "-machine", "q35",
-        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "1024" if DOCKER else "512",
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", str(memory_mib()),
         "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
         "-append", append,
         "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
@@ -313,7 +334,8 @@ def data_nic_check(index: int) -> str:
     Then lab-net is started again, once the NIC is there.
     """
     return (f"systemctl cat lab-net.service >/dev/null 2>&1 || exit 0; "
-            f"ip -4 -o addr show dev {DATA_NETDEV} 2>/dev/null | grep -q ' {data_ip(index)}/' && "
+            # on eth1, or on the bridge br-data that the scale hosts' veths share with it (lab/hosts.sh)
+            f"ip -4 -o addr show 2>/dev/null | grep -Eq '^[0-9]+: ({DATA_NETDEV}|br-data) .* {data_ip(index)}/' && "
             f"ip -o link show dev {DATA_NETDEV} | grep -q 'state UP' && exit 0; "
             f"if systemctl -q is-failed lab-net.service && [ -e /sys/class/net/{DATA_NETDEV} ]; then "
             f"echo restarted; systemctl restart lab-net.service; fi; exit 1")
@@ -455,31 +477,81 @@ def start_docker(img: str) -> None:
         say(f"vm{index}: DOCKER_HOST=unix://{path}")
 
 
+def start_hosts() -> None:
+    """Make each VM's scale hosts (lab/hosts.sh), all VMs at once, and wait until every host's sshd answers."""
+    start = time.monotonic()
+    with open(os.path.join(LAB_SRC, "hosts.sh"), "rb") as handle:
+        script = handle.read()
+    procs = {}
+    for index in range(1, NVMS + 1):
+        argv = ssh_argv(index, "bash", "-s", "--", str(host_index(index, 0)), str(HOSTS_PER_VM), DATA_NET, str(DATA_PREFIX))
+        procs[index] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # pylint: disable=consider-using-with
+                                        stderr=subprocess.PIPE)
+    for index, proc in procs.items():
+        try:
+            out, err = proc.communicate(script, timeout=max(BOOT_TIMEOUT, 900))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise LabError(f"vm{index}: lab/hosts.sh did not finish") from None
+        if proc.returncode != 0:
+            raise LabError(f"vm{index}: lab/hosts.sh failed (rc {proc.returncode}): "
+                           f"{(err or out).decode('utf-8', 'replace').strip()[-2000:]}")
+    # each VM probes its own hosts' sshd (one SSH per VM and round): the banner's first bytes
+    pending = {vm: [host_index(vm, slot) for slot in range(HOSTS_PER_VM)] for vm in range(1, NVMS + 1)}
+    while pending:
+        for vm, numbers in list(pending.items()):
+            probe = "; ".join(f"timeout 5 bash -c 'exec 3<>/dev/tcp/{DATA_NET}.{100 + n}/22 && head -c 4 <&3 "
+                              f"| grep -q SSH- && echo {n}' 2>/dev/null" for n in numbers)
+            proc = subprocess.run(ssh_argv(vm, probe + "; true"), capture_output=True, text=True, timeout=120,
+                                  check=False)
+            answered = {int(word) for word in proc.stdout.split() if word.isdigit()}
+            pending[vm] = [n for n in numbers if n not in answered]
+            if not pending[vm]:
+                del pending[vm]
+        if pending and time.monotonic() - start > BOOT_TIMEOUT:
+            names = ", ".join(f"node{n:02d}" for numbers in pending.values() for n in numbers)
+            raise LabError(f"scale hosts {names}: sshd does not answer within {BOOT_TIMEOUT}s")
+        if pending:
+            time.sleep(3)
+    record("lab", f"{NVMS * HOSTS_PER_VM} scale hosts up", time.monotonic() - start)
+    say(f"{NVMS * HOSTS_PER_VM} scale hosts answer after {time.monotonic() - start:.0f}s")
+
+
 def write_inventory() -> str:
     key = os.path.join(LAB_DIR, "id_ed25519")
     lines = [
         "# Written by lab/labctl up: the rdma.fabric lab (QEMU VMs, loopback only).",
         "all:",
         "  children:",
-        "    rdma_hosts:",
-        "      hosts:",
     ]
-    for index in range(1, NVMS + 1):
-        lines += [
-            f"        vm{index}:",
-            "          ansible_host: 127.0.0.1",
-            f"          ansible_port: {ssh_port(index)}",
-            f"          lab_data_netdev: {DATA_NETDEV}",
-            f"          lab_data_ip: {data_ip(index)}",
-        ]
+    if HOSTS_PER_VM:
+        # lab/group_vars/scale_hosts.yml derives each host's address, device name and SSH path
+        lines += ["    lab_vms:", "      hosts:"]
+        lines += [f"        vm{i}: {{ansible_host: 127.0.0.1, ansible_port: {ssh_port(i)}}}" for i in range(1, NVMS + 1)]
+        hosts = [f"node{host_index(vm, slot):02d}" for vm in range(1, NVMS + 1) for slot in range(HOSTS_PER_VM)]
+        for group in ("rdma_hosts", "scale_hosts"):
+            lines += [f"    {group}:", "      hosts:"]
+            lines += [f"        {name}:" for name in hosts]
+    else:
+        lines += ["    rdma_hosts:", "      hosts:"]
+        for index in range(1, NVMS + 1):
+            lines += [
+                f"        vm{index}:",
+                "          ansible_host: 127.0.0.1",
+                f"          ansible_port: {ssh_port(index)}",
+                f"          lab_data_netdev: {DATA_NETDEV}",
+                f"          lab_data_ip: {data_ip(index)}",
+            ]
     lines += [
-        "      vars:",
-        "        ansible_user: root",
-        f"        ansible_ssh_private_key_file: {key}",
-        "        ansible_python_interpreter: /usr/bin/python3",
-        f"        lab_data_prefix: {DATA_PREFIX}",
-        f"        lab_dir: {LAB_DIR}",
-        f"        lab_suite: {SUITE}",
+        "  vars:",
+        "    ansible_user: root",
+        f"    ansible_ssh_private_key_file: {key}",
+        "    ansible_python_interpreter: /usr/bin/python3",
+        f"    lab_data_prefix: {DATA_PREFIX}",
+        f"    lab_dir: {LAB_DIR}",
+        f"    lab_suite: {SUITE}",
+        f"    lab_port_base: {PORT_BASE}",
+        f"    lab_hosts_per_vm: {HOSTS_PER_VM}",
     ]
     # The lab's intent for playbooks/site.yml sits beside the inventory, where Ansible loads it.
     group_vars = os.path.join(LAB_DIR, "group_vars")
@@ -528,7 +600,7 @@ def cmd_up() -> None:
         raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
-        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER)}, handle)
+        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "hosts_per_vm": HOSTS_PER_VM}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
@@ -541,6 +613,8 @@ def cmd_up() -> None:
     record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start)
     if DOCKER:
         start_docker(img)
+    if HOSTS_PER_VM:
+        start_hosts()
     path = write_inventory()
     say(f"{NVMS} VM(s) up in {time.monotonic() - start:.0f}s")
     result(path)
