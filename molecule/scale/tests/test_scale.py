@@ -102,9 +102,13 @@ def test_ring_over_16_hosts(out):
     ring = {f"{a} -> {b}" for a, b in zip(HOSTS, HOSTS[1:] + HOSTS[:1])}
     assert verdicts(data) == dict.fromkeys(ring, True)
     assert len(data["rounds"]) == 2 and sorted(len(r["pairs"]) for r in data["rounds"]) == [8, 8]
-    # the counters of both ends of every pair were read around its round
-    assert {row["host"] for row in data["counters"]} == set(HOSTS)
-    assert all(row["ok"] for row in data["counters"])
+    # the counters of both ends of every pair were read around its round, and moved with the traffic
+    rows = [row for check in data["counters"] for row in check["rows"]]
+    assert sorted((row["host"], row["role"]) for row in rows) == sorted(
+        [(h, "client") for h in HOSTS] + [(h, "server") for h in HOSTS])
+    assert all(row["ok"] for row in rows), [row for row in rows if not row["ok"]]
+    assert all(row["packets_sent"] and row["packets_received"] for row in rows), \
+        sorted({(row["host"], row["detail"]) for row in rows if not row["packets_sent"]})
 
 
 def test_all_pairs_of_8_hosts(out):
