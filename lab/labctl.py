@@ -22,7 +22,7 @@ Environment:
                    (default: lab/; the first-run test uses a small stand-in)
     LAB_BOOT_TIMEOUT  seconds to wait for SSH (default 600)
     LAB_HOSTS_PER_VM  N: the scale lab. Each VM also runs N RDMA hosts (node01, node02, ...):
-                   namespaces around an sshd of their own (network, mount, UTS, PID), with
+                   namespaces around an sshd of their own (network, mount, UTS), with
                    their own /etc, /var, /root, /run and /tmp and a veth eth1 with
                    169.254.77.(100+n) in the data network, reached through their VM
                    (ProxyCommand); lab/hosts.sh. The inventory then lists these hosts in
