@@ -513,12 +513,10 @@ def port_netdev(device_dir: str, port: int, gid_rows: list, guid, mac_index=None
 
 def mac_of_default_gid(gid):
     """The MAC a RoCE port's default GID (index 0, fe80::/64 with the netdev's EUI-64) was made from, else None."""
-    if not isinstance(gid, str):
+    if not _is_sysfs_form(gid) or not gid.lower().startswith("fe80:0000:0000:0000:"):
         return None
-    groups = gid.strip().lower().split(":")
-    if len(groups) != 8 or groups[:4] != ["fe80", "0000", "0000", "0000"]:
-        return None
-    return mac_from_guid(":".join(groups[4:]))
+    guid = port_guid_from_gid(gid)
+    return mac_from_guid(guid[2:]) if guid else None
 
 
 def roce_netdev_here(netdev, gid0, mac) -> bool:
