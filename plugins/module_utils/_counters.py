@@ -28,6 +28,8 @@ The port facts (port_counters()):
 - pma: 'present' (counters/ has a readable value), 'absent' (no counters/ directory),
   'no_pma' (counters/ exists but no value can be read: a VF, or 'N/A (no PMA)');
 - hw: 'present', 'absent' (no hw_counters/), 'unreadable' (no readable value);
+- hw_source: 'sysfs' (ports/<p>/hw_counters/), 'netlink' (RDMA netlink, for a port whose sysfs has no
+  hw_counters/, as in a network namespace other than the initial one: see _nldev.py), or None when hw is absent;
 - common: meaning -> int for each meaning of COMMON that the port has a counter for
   (None when all of its counters are unreadable); see common_values() for sums and precedence;
 - sources: meaning -> the 'dir/name' entries its value came from;
@@ -160,7 +162,8 @@ def saturation(width: int) -> int:
 # hw_counters facts only. Sources (kernel source files; their lists are also recorded in the unit tests):
 HW_COUNTER_NAMES = {
     # drivers/infiniband/sw/rxe/rxe_hw_counters.c. 4.14 names 'out_of_sequence' and 'ack_deffered'; later
-    # kernels (5.x, 6.x) 'out_of_seq_request' and 'ack_deferred', and add link_downed, rdma_sends, rdma_recvs.
+    # kernels (5.x, 6.x) 'out_of_seq_request' and 'ack_deferred', and add link_downed, rdma_sends, rdma_recvs;
+    # 7.3 (measured on 7.3.4, not on 6.12) adds sent_bytes and rcvd_bytes.
     "rxe": {
         "sent_pkts": "packets_sent",
         "rcvd_pkts": "packets_received",
@@ -175,6 +178,8 @@ HW_COUNTER_NAMES = {
         "completer_retry_err": "retransmits",
         "send_err": "transmit_errors",
         "link_downed": "link_downed",
+        "sent_bytes": "bytes_sent",  # 7.3
+        "rcvd_bytes": "bytes_received",  # 7.3
         # ack_deffered / ack_deferred, rdma_sends, rdma_recvs: no common meaning
     },
     # drivers/infiniband/hw/mlx5/counters.c (basic_q_cnts, out_of_seq_q_cnts, retrans_q_cnts, cong_cnts,
@@ -414,12 +419,13 @@ def saturated(counters: dict) -> list:
             if name in PMA_WIDTHS and counters[name] == saturation(PMA_WIDTHS[name])]
 
 
-def port_counters(counters_raw, hw_raw, driver=None, common_only=False) -> dict:
+def port_counters(counters_raw, hw_raw, driver=None, common_only=False, hw_source="sysfs") -> dict:
     """One port's facts from the raw contents of its counters/ and hw_counters/ directories.
 
     counters_raw, hw_raw: None when the directory does not exist, else file name -> the file's text (str)
     or a ReadError. hw_counters/lifespan is reported as lifespan_ms, not as a counter. driver: the kernel
     driver name (see DRIVER_FAMILIES). With common_only, the raw 'counters' and 'hw_counters' are left out.
+    hw_source: where hw_raw was read ('sysfs' or 'netlink'); reported as None when hw_raw is None.
     See the module docstring for the keys. Never raises for any text or ReadError in the dicts.
     """
     unreadable = {}
@@ -443,6 +449,7 @@ def port_counters(counters_raw, hw_raw, driver=None, common_only=False) -> dict:
         "driver_family": family,
         "pma": pma,
         "hw": hw,
+        "hw_source": None if hw_raw is None else hw_source,
         "lifespan_ms": lifespan,
         "common": common,
         "sources": sources,
@@ -537,24 +544,49 @@ def _read_dir(path: str, reader, lister):
     return {name: reader(os.path.join(path, name)) for name in names}
 
 
-def collect(devices=None, port=None, common_only=False, driver_of=None, reader=None, lister=None) -> dict:
-    """{'rdma_counters': {device: {port: port_counters(...)}}, 'missing': [names asked for but absent]}.
+def collect(devices=None, port=None, common_only=False, driver_of=None, reader=None, lister=None, netlink=None,
+            here=None) -> dict:
+    """{'rdma_counters': {device: {port: port_counters(...)}}, 'rdma_other_netns_devices': [...],
+    'missing': [names asked for but absent]}.
 
     Reads /sys/class/infiniband/<device>/ports/<p>/counters/ and hw_counters/ through lister (directory ->
     names, or None when absent) and reader (file -> text or ReadError). driver_of(device_dir) names the
     driver (default: _gid.device_driver). devices: names or None for all; port: a number or None for all.
-    reader and lister default to read_counter and list_counters, looked up at each call.
+    reader and lister default to read_counter and list_counters, looked up at each call. netlink(device, port)
+    gives a port's hw_counters ({name: text}) or None; it is asked only for a port without hw_counters/ in sysfs
+    (default: an _nldev.Reader, one RDMA netlink socket for the whole call, opened only when needed).
+    here(device_dir): whether the device is this network namespace's own (default _gid.device_here); without
+    devices, the others (RoCE devices made in other namespaces, listed in every namespace in the kernel's shared
+    netns mode) are left out and named in rdma_other_netns_devices; devices named in devices are always read.
     """
     reader = reader or read_counter
     lister = lister or list_counters
-    if driver_of is None:
+    if driver_of is None or here is None:
         from ansible_collections.rdma.fabric.plugins.module_utils import _gid  # pylint: disable=import-outside-toplevel
 
-        driver_of = _gid.device_driver
+        driver_of = driver_of or _gid.device_driver
+        here = here or _gid.device_here
+    reader_of_netlink = None
+    if netlink is None:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _nldev  # pylint: disable=import-outside-toplevel
+
+        reader_of_netlink = _nldev.Reader()
+        netlink = reader_of_netlink.read
+    try:
+        return _collect(devices, port, common_only, driver_of, reader, lister, netlink, here)
+    finally:
+        if reader_of_netlink is not None:
+            reader_of_netlink.close()
+
+
+def _collect(devices, port, common_only, driver_of, reader, lister, netlink, here) -> dict:
     root, wanted, missing = _sysfs.rdma_devices(devices)
-    facts = {}
+    facts, elsewhere = {}, []
     for device in sorted(set(wanted)):
         device_dir = os.path.join(root, device)
+        if devices is None and not here(device_dir):
+            elsewhere.append(device)
+            continue
         driver = driver_of(device_dir)
         ports_dir = os.path.join(device_dir, "ports")
         facts[device] = {}
@@ -562,8 +594,9 @@ def collect(devices=None, port=None, common_only=False, driver_of=None, reader=N
             if port is not None and int(port_name) != port:
                 continue
             port_dir = os.path.join(ports_dir, port_name)
+            hw_raw, hw_source = _read_dir(os.path.join(port_dir, "hw_counters"), reader, lister), "sysfs"
+            if hw_raw is None:
+                hw_raw, hw_source = netlink(device, int(port_name)), "netlink"
             facts[device][port_name] = port_counters(
-                _read_dir(os.path.join(port_dir, "counters"), reader, lister),
-                _read_dir(os.path.join(port_dir, "hw_counters"), reader, lister),
-                driver, common_only)
-    return {"rdma_counters": facts, "missing": missing}
+                _read_dir(os.path.join(port_dir, "counters"), reader, lister), hw_raw, driver, common_only, hw_source)
+    return {"rdma_counters": facts, "rdma_other_netns_devices": elsewhere, "missing": missing}

@@ -21,14 +21,18 @@ description:
     RV(ansible_facts.rdma_counters.pma); one whose counters cannot be read (a virtual function, where the read fails
     with EINVAL, or an older kernel that prints "N/A (no PMA)") reports V(no_pma), with each counter null and the
     reason in RV(ansible_facts.rdma_counters.unreadable). Neither is an error.
-  - Reads sysfs only and starts no process.
+  - Reads sysfs and starts no process. A port whose sysfs has no C(hw_counters/) (a network namespace
+    other than the initial one shows the kernel's compat devices without them) has its driver counters read over
+    RDMA netlink instead (a socket, the interface of C(rdma statistic show)), still without a process; see
+    RV(ansible_facts.rdma_counters.hw_source).
 author:
   - rdma.fabric contributors (@rdma-fabric)
 options:
   device:
     description:
       - Only these RDMA devices. Devices that do not exist are skipped with a warning.
-      - Default is every device.
+      - Default is every device of this host; devices whose netdev lives in another network namespace are left out
+        (see RV(ansible_facts.rdma_other_netns_devices)), and naming one here reads it anyway.
     type: list
     elements: str
     version_added: 0.1.0
@@ -119,6 +123,7 @@ ansible_facts:
             driver_family: rxe
             pma: absent
             hw: present
+            hw_source: sysfs
             lifespan_ms: 10
             common: {packets_sent: 1204, packets_received: 1198, out_of_sequence: 0, duplicate_requests: 0,
                      retransmits: 2, link_downed: 0}
@@ -144,6 +149,14 @@ ansible_facts:
         hw:
           description: V(present), V(absent) (no C(hw_counters/), as on siw) or V(unreadable) (no counter could be read).
           type: str
+        hw_source:
+          description:
+            - Where the driver's counters were read, V(sysfs) (C(hw_counters/)) or V(netlink) (RDMA netlink, the
+              interface of C(rdma statistic show)); null when the port has none.
+            - V(netlink) for a port whose sysfs has no C(hw_counters/), as in a network namespace other than the
+              initial one, where the kernel's sysfs shows compat devices without them.
+          type: str
+          version_added: 0.2.0
         lifespan_ms:
           description: How long the kernel caches C(hw_counters) reads (C(hw_counters/lifespan)); null without it.
           type: int
@@ -178,6 +191,17 @@ ansible_facts:
           description: The PMA counters (C(counters/NAME)) at the top of their fixed width, which no longer count.
           type: list
           elements: str
+    rdma_other_netns_devices:
+      description:
+        - RDMA devices that this host lists but whose netdev lives in another network namespace (the same list as
+          M(rdma.fabric.gid_facts) gives). In the kernel's default (shared) netns mode every namespace lists every
+          RDMA device, so a container lists its neighbours' soft RoCE devices too.
+        - Their counters are left out of RV(ansible_facts.rdma_counters), unless O(device) names them.
+      returned: always
+      type: list
+      elements: str
+      version_added: 0.2.0
+      sample: [rxe2, rxe3]
     rdma_counter_meanings:
       description:
         - The common names with V(error) (whether it is an error counter, one that stays still on a healthy fabric)
@@ -205,7 +229,8 @@ def main():
         ),
         supports_check_mode=True,
     )
-    # A fact module: it reads sysfs only and starts no process; the kit serves its one-line failures.
+    # A fact module: it reads sysfs (and RDMA netlink where sysfs has no hw_counters) and starts no process;
+    # the kit serves its one-line failures.
     with _kit.Kit(module).failures():
         _validate.device_port_filters(module.params)
 

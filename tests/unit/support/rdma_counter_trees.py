@@ -30,6 +30,10 @@ RXE_6_X = [
     "link_downed", "rdma_sends", "rdma_recvs",
 ]
 
+# rxe on 7.3 (measured on the scale lab's 7.3.4 kernel, `rdma -j statistic show` and the RDMA netlink replies in
+# rdma_netlink_recorded.json): the 6.x names plus sent_bytes and rcvd_bytes.
+RXE_7_3 = RXE_6_X + ["sent_bytes", "rcvd_bytes"]
+
 # drivers/infiniband/core/sysfs.c: pma_attrs_ext (PMA with extended width: mlx5 and other HCAs), 5.x/6.x order,
 # with port_xmit_wait; PORT_PMA_ATTR_EXT data/packets counters are 64 bits wide.
 PMA_EXT = [
@@ -107,6 +111,7 @@ IRDMA_GEN3_ADDED = [
 RECORDED = {
     "rxe 4.14": ("rxe", RXE_4_14),
     "rxe 6.x": ("rxe", RXE_6_X),
+    "rxe 7.3": ("rxe", RXE_7_3),
     "mlx5 6.x": ("mlx5_core", MLX5_HW),
     "bnxt_re 6.x": ("bnxt_re", BNXT_RE_6_X),
     "bnxt_re 2025": ("bnxt_re", BNXT_RE_2025),

@@ -87,6 +87,8 @@ SAME_MEANING = [
     ("retransmits", "rxe 6.x", "completer_retry_err"),
     ("retransmits", "irdma gen2", "tcpRetransSegs"),
     ("link_downed", "rxe 6.x", "link_downed"),
+    ("bytes_sent", "rxe 7.3", "sent_bytes"),
+    ("bytes_received", "rxe 7.3", "rcvd_bytes"),
     ("out_of_buffer", "mlx5 6.x", "out_of_buffer"),
     ("out_of_buffer", "bnxt_re 6.x", "rx_out_of_buffer"),
 ]
@@ -159,7 +161,8 @@ def test_pma_present_wins_over_the_drivers_counter_and_counts_bytes():
 
 def test_no_counters_directory_is_absent_not_an_error():
     result = c.port_counters(None, None, "siw")
-    assert result == {"driver": "siw", "driver_family": "siw", "pma": "absent", "hw": "absent", "lifespan_ms": None,
+    assert result == {"driver": "siw", "driver_family": "siw", "pma": "absent", "hw": "absent", "hw_source": None,
+                      "lifespan_ms": None,
                       "common": {}, "sources": {}, "unreadable": {}, "saturated": [], "counters": {}, "hw_counters": {}}
 
 

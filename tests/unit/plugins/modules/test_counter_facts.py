@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 
@@ -12,10 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _counters
+from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _nldev
 from ansible_collections.rdma.fabric.plugins.modules import counter_facts
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import BAD_PORTS, BAD_RDMA_NAMES
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_counter_trees as rec
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 
@@ -45,6 +48,12 @@ def sysroot(host_paths, harness, monkeypatch):
         return real_read(path)
 
     monkeypatch.setattr(_counters, "read_counter", read)
+
+    def no_rdma_netlink():
+        # this machine's kernel may or may not have RDMA netlink: the tests decide what it answers
+        raise OSError(errno.EPROTONOSUPPORT, "Protocol not supported")
+
+    monkeypatch.setattr(_nldev, "open_socket", no_rdma_netlink)
     root = os.path.join(host_paths["SYSFS_ROOT"])
     os.makedirs(root)
     return root
@@ -67,7 +76,8 @@ def test_lab_tree(sysroot, harness, check_mode):
     ok, result = run({}, check_mode=check_mode)
     assert ok and result["changed"] is False and harness.warnings == []
     facts = result["ansible_facts"]
-    assert set(facts) == {"rdma_counters", "rdma_counter_meanings"}
+    assert set(facts) == {"rdma_counters", "rdma_counter_meanings", "rdma_other_netns_devices"}
+    assert facts["rdma_other_netns_devices"] == []
     rxe, siw = facts["rdma_counters"]["rxe0"]["1"], facts["rdma_counters"]["siw0"]["1"]
     assert (rxe["driver"], rxe["driver_family"], rxe["pma"], rxe["hw"], rxe["lifespan_ms"]) == ("rxe", "rxe", "absent", "present", 10)
     assert rxe["hw_counters"] == rec.numbered(rec.RXE_6_X) and rxe["counters"] == {}
@@ -76,6 +86,50 @@ def test_lab_tree(sysroot, harness, check_mode):
     assert (siw["driver"], siw["pma"], siw["hw"], siw["common"]) == ("siw", "absent", "absent", {})
     assert facts["rdma_counter_meanings"]["out_of_sequence"]["error"] is True
     assert facts["rdma_counter_meanings"]["cnp_sent"]["error"] is False
+
+
+def test_a_port_without_hw_counters_in_sysfs_is_read_over_netlink(sysroot, harness, monkeypatch):
+    """As in a network namespace other than the initial one: sysfs shows rxe0 without hw_counters/, and the
+    counters come from RDMA netlink (the 6.1 kernel's recorded replies); siw0 has none either way."""
+    trees.lab_tree(sysroot)
+    recording = next(r for r in nlrec.RECORDED.values() if r["uname"].startswith("6.1.") and "siw0" in r["stat"])
+    sockets = []
+
+    def replay():
+        sockets.append(nlrec.ReplaySocket(recording))
+        return sockets[-1]
+
+    monkeypatch.setattr(_nldev, "open_socket", replay)
+    ok, result = run({})
+    assert ok and harness.warnings == []
+    rxe, siw = result["ansible_facts"]["rdma_counters"]["rxe0"]["1"], result["ansible_facts"]["rdma_counters"]["siw0"]["1"]
+    shown = json.loads(recording["rdma_tool"]["rxe0"]["stdout"])[0]
+    assert (rxe["hw"], rxe["hw_source"], rxe["lifespan_ms"]) == ("present", "netlink", None)
+    assert rxe["hw_counters"] == {name: value for name, value in shown.items() if name not in ("ifname", "port")}
+    assert rxe["common"]["packets_sent"] == shown["sent_pkts"] > 0
+    assert (siw["hw"], siw["hw_source"], siw["common"]) == ("absent", None, {})
+    assert len(sockets) == 1 and sockets[0].closed  # one socket for the whole run, closed at its end
+
+
+def test_another_namespace_devices_are_left_out_unless_named(sysroot, harness):
+    """Shared netns mode: rxe2's netdev is another namespace's eth1 (same name, another MAC), so by default its
+    counters are not this host's; named in device, it is read."""
+    rec.lab_counters(sysroot)
+    trees.add_rxe(sysroot, name="rxe2", guid="f07c:53ff:fed8:873f", netdev_here=False,
+                  gids={0: "fe80:0000:0000:0000:f07c:53ff:fed8:873f"})
+    rec.add_counters(sysroot, "rxe2", 1, "hw_counters", rec.numbered(rec.RXE_6_X, 50))
+    ok, result = run({})
+    facts = result["ansible_facts"]
+    assert ok and sorted(facts["rdma_counters"]) == ["rxe0", "siw0"] and facts["rdma_other_netns_devices"] == ["rxe2"]
+    ok, result = run({"device": ["rxe2"]})
+    assert ok and result["ansible_facts"]["rdma_counters"]["rxe2"]["1"]["hw_counters"]["sent_pkts"] == 50
+
+
+def test_without_rdma_netlink_such_a_port_has_no_hw_counters(sysroot, harness):
+    trees.lab_tree(sysroot)
+    ok, result = run({})
+    rxe = result["ansible_facts"]["rdma_counters"]["rxe0"]["1"]
+    assert ok and (rxe["hw"], rxe["hw_source"], rxe["common"]) == ("absent", None, {})
 
 
 def test_mlx5_pf_and_a_vf_without_pma(sysroot, harness):

@@ -1,0 +1,180 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import errno
+import json
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _nldev
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
+
+RECORDINGS = sorted(nlrec.RECORDED)
+
+
+def replies(chunks: list) -> list:
+    return [message for datagram in nlrec.datagrams(chunks) for message in _nldev.messages(datagram)]
+
+
+def tool_counters(recording: dict, device: str) -> dict:
+    """What `rdma -j statistic show link DEV/1` printed: the counters, without ifname and port."""
+    shown = json.loads(recording["rdma_tool"][device]["stdout"])
+    assert len(shown) == 1
+    return {name: value for name, value in shown[0].items() if name not in ("ifname", "port")}
+
+
+# --- the recorded replies of each kernel --------------------------------------------------------------------
+
+def test_the_recordings_cover_three_kernels_and_a_namespace():
+    kernels = {".".join(nlrec.RECORDED[name]["uname"].split(".")[:2]) for name in RECORDINGS}
+    assert {"6.1", "6.12", "7.3"} <= kernels
+    assert any(nlrec.RECORDED[name]["where"].startswith("namespace") for name in RECORDINGS)
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_device_indexes_match_the_recording(name):
+    recording = nlrec.RECORDED[name]
+    assert _nldev.device_indexes(replies(recording["get_dump"])) == recording["indexes"]
+    assert set(recording["indexes"]) == set(recording["stat"]) and recording["indexes"]
+
+
+@pytest.mark.parametrize("name, device", [(name, device) for name in RECORDINGS for device in sorted(nlrec.RECORDED[name]["stat"])])
+def test_hw_counters_agree_with_the_rdma_tool(name, device):
+    """The parsed STAT_GET reply of each device is what iproute2's rdma tool printed from the same kernel."""
+    recording = nlrec.RECORDED[name]
+    answer = replies(recording["stat"][device])
+    tool = recording["rdma_tool"][device]
+    if tool["rc"] != 0:
+        # a device without port counters (siw): the kernel answers an error, and the tool fails too
+        with pytest.raises(_nldev.NetlinkError) as caught:
+            _nldev.check(answer)
+        assert caught.value.errno in (errno.EINVAL, errno.EOPNOTSUPP)
+        return
+    _nldev.check(answer)
+    counters = _nldev.hw_counters(answer)
+    assert counters == tool_counters(recording, device)
+    assert counters["sent_pkts"] > 0 or counters["rcvd_pkts"] > 0  # the recordings follow an rping
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_rxe_counters_have_common_names_on_every_kernel(name):
+    recording = nlrec.RECORDED[name]
+    rxe = sorted(device for device in recording["stat"] if device.startswith("rxe"))[0]
+    text = {key: f"{value}\n" for key, value in _nldev.hw_counters(replies(recording["stat"][rxe])).items()}
+    port = _counters.port_counters(None, text, "rxe", hw_source="netlink")
+    assert (port["hw"], port["hw_source"], port["pma"]) == ("present", "netlink", "absent")
+    assert port["common"]["packets_sent"] == tool_counters(recording, rxe)["sent_pkts"]
+    assert port["sources"]["out_of_sequence"] == ["hw_counters/out_of_seq_request"]
+    if "sent_bytes" in text:  # 7.x
+        assert port["common"]["bytes_sent"] == tool_counters(recording, rxe)["sent_bytes"]
+
+
+def test_each_reply_ends_its_request():
+    for name in RECORDINGS:
+        recording = nlrec.RECORDED[name]
+        assert _nldev.answered(replies(recording["get_dump"]), dump=True)
+        for chunks in recording["stat"].values():
+            assert _nldev.answered(replies(chunks), dump=False)
+
+
+# --- requests ------------------------------------------------------------------------------------------------
+
+def test_a_stat_request_is_what_the_kernel_expects():
+    attrs = _nldev.u32_attr(_nldev.ATTR_DEV_INDEX, 3) + _nldev.u32_attr(_nldev.ATTR_PORT_INDEX, 1)
+    data = _nldev.request(_nldev.CMD_STAT_GET, 7, attrs)
+    assert struct.unpack_from("=IHHII", data) == (32, 5 * 1024 + 17, _nldev.NLM_F_REQUEST | _nldev.NLM_F_ACK, 7, 0)
+    assert _nldev.attributes(data[16:]) == [(1, struct.pack("=I", 3)), (3, struct.pack("=I", 1))]
+
+
+def test_a_dump_request():
+    data = _nldev.request(_nldev.CMD_GET, 1, dump=True)
+    assert struct.unpack_from("=IHHII", data) == (16, 5 * 1024 + 1, _nldev.NLM_F_REQUEST | _nldev.NLM_F_DUMP, 1, 0)
+
+
+@pytest.mark.parametrize("code, text", [(0, None), (errno.EINVAL, "EINVAL"), (errno.EPERM, "EPERM")])
+def test_error_messages(code, text):
+    message = {"type": _nldev.NLMSG_ERROR, "flags": 0, "seq": 1, "payload": struct.pack("=i", -code) + b"\0" * 16}
+    assert _nldev.error_code(message) == code
+    if text is None:
+        assert _nldev.check([message]) == [message]
+    else:
+        with pytest.raises(_nldev.NetlinkError, match=text):
+            _nldev.check([message])
+
+
+@given(st.binary(max_size=512))
+def test_parsers_never_fail_on_any_bytes(data):
+    found = _nldev.messages(data)
+    assert all(isinstance(message["payload"], bytes) for message in found)
+    assert isinstance(_nldev.attributes(data), list)
+    assert isinstance(_nldev.device_indexes(found), dict)
+    assert _nldev.hw_counters(found) is None or isinstance(_nldev.hw_counters(found), dict)
+
+
+@given(st.dictionaries(st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=40),
+                       st.integers(0, 2 ** 64 - 1), max_size=30))
+def test_hw_counters_round_trip(counters):
+    """A STAT_GET reply built from any counters parses back to them (names are NUL-terminated, values u64)."""
+    def attr(kind, payload):
+        return struct.pack("=HH", 4 + len(payload), kind) + payload + b"\0" * (-len(payload) % 4)
+
+    entries = b"".join(attr(_nldev.ATTR_HWCOUNTER_ENTRY | 0x8000,
+                            attr(_nldev.ATTR_HWCOUNTER_ENTRY_NAME, name.encode() + b"\0")
+                            + attr(_nldev.ATTR_HWCOUNTER_ENTRY_VALUE, struct.pack("=Q", value)))
+                       for name, value in counters.items())
+    payload = attr(_nldev.ATTR_DEV_INDEX, struct.pack("=I", 0)) + attr(_nldev.ATTR_STAT_HWCOUNTERS | 0x8000, entries)
+    message = struct.pack("=IHHII", 16 + len(payload), _nldev.message_type(_nldev.CMD_STAT_GET), 0, 1, 0) + payload
+    assert _nldev.hw_counters(_nldev.messages(message)) == counters
+
+
+# --- the reader ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_reader_reads_each_device_over_one_socket(name):
+    recording = nlrec.RECORDED[name]
+    sockets = []
+
+    def opener():
+        sockets.append(nlrec.ReplaySocket(recording))
+        return sockets[-1]
+
+    reader = _nldev.Reader(opener)
+    for device in sorted(recording["stat"]):
+        text = reader.read(device, 1)
+        if recording["rdma_tool"][device]["rc"] != 0:
+            assert text is None
+        else:
+            assert {key: int(value) for key, value in text.items()} == tool_counters(recording, device)
+    assert reader.read("mlx5_9", 1) is None
+    reader.close()
+    assert len(sockets) == 1 and sockets[0].closed
+    assert [kind for kind, _attrs in sockets[0].sent] == [_nldev.message_type(_nldev.CMD_GET)] + \
+        [_nldev.message_type(_nldev.CMD_STAT_GET)] * len(recording["stat"])
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.EPROTONOSUPPORT, "Protocol not supported"), PermissionError(1, "no")])
+def test_reader_without_rdma_netlink_reads_nothing(failure):
+    def opener():
+        raise failure
+
+    reader = _nldev.Reader(opener)
+    assert reader.read("rxe0", 1) is None and reader.read("rxe0", 1) is None
+    reader.close()
+
+
+def test_reader_survives_a_socket_that_stops_answering():
+    recording = nlrec.RECORDED[RECORDINGS[0]]
+    sock = nlrec.ReplaySocket(recording)
+    reader = _nldev.Reader(lambda: sock)
+    device = sorted(d for d in recording["stat"] if recording["rdma_tool"][d]["rc"] == 0)[0]
+    assert reader.read(device, 1)
+    sock.recording = dict(recording, stat={})  # the next request gets no answer: recv fails
+    sock.by_index = {}
+    assert reader.read(device, 1) is None
+    assert sock.closed
