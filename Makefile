@@ -4,6 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 TOP       := $(CURDIR)
+comma     := ,
 VENV      := $(TOP)/.venv
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.build/collections
@@ -32,13 +33,13 @@ $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib first-run molecule molecule-containers molecule-scale lab-up lab-down lab-status lab-image build bench
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib first-run molecule molecule-containers molecule-scale lab-up lab-down lab-status lab-image build bench scale
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
 	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
-	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem first-run molecule molecule-containers build bench"
+	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem first-run molecule molecule-containers build bench scale"
 
 bootstrap:
 	@tools/bootstrap
@@ -135,3 +136,9 @@ demo: bootstrap
 # every benchmark of benchmarks/README.md (about an hour; not part of `make test`)
 bench: bootstrap
 	@tools/bench
+
+# the fleet at 2 to 32 hosts of the scale lab (hours here; not part of `make test`): the table and plot of
+# benchmarks/README.md, the figures in benchmarks/scale.json. SCALE_HOSTS=2,4,8 for fewer.
+scale: bootstrap
+	@$(VENV)/bin/python benchmarks/scale_bench.py --hosts $(or $(SCALE_HOSTS),2$(comma)4$(comma)8$(comma)16$(comma)32) \
+		--json benchmarks/scale.json --readme benchmarks/README.md

@@ -26,6 +26,9 @@ _PINGPONG = re.compile(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter")
 # and 'MiB/sec' since 24.07 (1d202bb), 'Gb/sec' with --report_gbits. A --cpu_util run adds a CPU_Util column.
 _WRITE_BW_HEADER = re.compile(r"^\s*#bytes\s+#iterations\s+BW peak\[(\w+/sec)\]\s+BW average\[(\w+/sec)\]", re.M)
 _WRITE_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+)?\s*$", re.M)
+# perftest's get_cpu_mhz() failed after the traffic (src/perftest_parameters.c, src/get_clock.c)
+_NO_REPORT = re.compile(r"^Can't produce a report$", re.M)
+_CALIBRATION = re.compile(r"^Correlation coefficient r\^2: ([-\d.e+]+) < 0\.9$", re.M)
 # bytes per second of one unit perftest prints
 PERFTEST_UNITS = {"MB/sec": 1 << 20, "MiB/sec": 1 << 20, "Gb/sec": 125000000}
 # the report's bandwidth unit: MB/s of 10^6 bytes per second (iperf3 and perftest alike)
@@ -264,11 +267,24 @@ def perftest_mb_s(average: str, unit: str) -> float:
 
 
 def _write_bw_row(row: dict, rc, out: str, stderr: str) -> None:
-    """ib_write_bw: ok when it exits 0 with its table; bandwidth = the average, converted from perftest's unit."""
+    """ib_write_bw: ok when it exits 0 with its table; bandwidth = the average, converted from perftest's unit.
+
+    perftest computes the bandwidth after the traffic, from its cycle counter, whose rate it measures against the
+    clock first (get_cpu_mhz). On a busy or emulated CPU that measurement can fail ("Correlation coefficient r^2:
+    0.61 < 0.9", then "Can't produce a report" and exit 1): every write completed, as perftest reports only after its
+    traffic loop succeeded, but there is no figure. That run is ok, without bandwidth, and its detail says why.
+    """
     header = _WRITE_BW_HEADER.search(out)
     matches = _WRITE_BW.findall(out[header.end():]) if header else []
     if header and header.group(2) not in PERFTEST_UNITS:
         row["detail"] = f"perftest printed its bandwidth in {header.group(2)!r}, not one of {', '.join(PERFTEST_UNITS)}"
+        return
+    if rc == 1 and header and not matches and _NO_REPORT.search(stderr or ""):
+        calibration = _CALIBRATION.search(stderr or "")
+        row["ok"] = True
+        row["detail"] = ("the writes completed, but perftest could not time itself, so no bandwidth ("
+                         + (f"its clock calibration gave r^2 {calibration.group(1)} < 0.9; " if calibration else "")
+                         + "a busy or emulated CPU)")
         return
     row["ok"] = rc == 0 and bool(matches)
     if matches:
