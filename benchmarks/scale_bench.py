@@ -6,11 +6,11 @@
     LAB_DIR=$PWD/.lab-bench python3 benchmarks/scale_bench.py [--hosts 2,4,8,16,32] [--all-max 16]
         [--serial-max 32] [--json FILE]
 
-The lab: two VMs with the trixie-backports kernel and 16 namespace hosts each (node01-node16 on vm1,
-node17-node32 on vm2; lab/hosts.sh), brought up once by this script (lab/labctl up) unless it is up
-already, and converged once with playbooks/site.yml (not timed). A measurement at N hosts uses the first
-N/2 hosts of each VM (--limit), so every N runs on the same two emulated machines and the same kernels,
-and the idle hosts cost nothing but an sshd each.
+The lab: two VMs with the trixie-backports kernel and M/2 namespace hosts each, M the largest count
+asked for (node01-node16 on vm1 and node17-node32 on vm2 for 32; lab/hosts.sh), brought up once by this
+script (lab/labctl up) unless it is up already, and converged once with playbooks/site.yml (not timed). A
+measurement at N hosts uses the first N/2 hosts of each VM (--limit), so every N runs on the same two
+emulated machines and the same kernels, and the idle hosts cost nothing but an sshd each.
 
 For each N, one after the other (wall time of each ansible-playbook run, start-up included, and the
 controller's peak memory, the largest sum of the resident memory of ansible-playbook and its forks,
@@ -40,14 +40,14 @@ import time
 from _bench import TOP, ansible_env, emit
 
 LABCTL = os.path.join(TOP, "lab", "labctl")
-PER_VM = 16
+MAX_PER_VM = 16
 GOALS = {16: 2.5, 32: 3.0}
 
 
-def subset(count: int) -> list:
+def subset(count: int, per_vm: int) -> list:
     """The first count/2 hosts of each VM."""
     half = count // 2
-    return [f"node{n:02d}" for n in range(1, half + 1)] + [f"node{PER_VM + n:02d}" for n in range(1, half + 1)]
+    return [f"node{n:02d}" for n in range(1, half + 1)] + [f"node{per_vm + n:02d}" for n in range(1, half + 1)]
 
 
 def _tree_rss_kib(root: int) -> int:
@@ -142,11 +142,12 @@ def main():
             publish(json.load(handle), options.readme)
         return
     counts = sorted({int(n) for n in options.hosts.split(",")})
-    if any(n < 2 or n % 2 or n > 2 * PER_VM for n in counts):
-        raise SystemExit(f"--hosts: {options.hosts!r}; allowed: even numbers from 2 to {2 * PER_VM}")
+    if any(n < 2 or n % 2 or n > 2 * MAX_PER_VM for n in counts):
+        raise SystemExit(f"--hosts: {options.hosts!r}; allowed: even numbers from 2 to {2 * MAX_PER_VM}")
+    per_vm = max(counts) // 2
 
     lab_dir = os.environ.get("LAB_DIR") or os.path.join(TOP, ".lab-bench")
-    lab = dict(os.environ, LAB_DIR=lab_dir, LAB_VMS="2", LAB_HOSTS_PER_VM=str(PER_VM),
+    lab = dict(os.environ, LAB_DIR=lab_dir, LAB_VMS="2", LAB_HOSTS_PER_VM=str(per_vm),
                LAB_SUITE="trixie-backports", LAB_PORT_BASE=os.environ.get("LAB_PORT_BASE", "3622"))
     start = time.monotonic()
     up = subprocess.run([LABCTL, "up"], env=lab, capture_output=True, text=True, check=False)
@@ -154,20 +155,21 @@ def main():
         raise SystemExit(f"lab/labctl up failed:\n{up.stdout[-2000:]}\n{up.stderr[-2000:]}")
     boot = round(time.monotonic() - start, 1)
     inventory = os.path.join(lab_dir, "inventory.yml")
+    # the first task starts mitogen's Python on 16 hosts per emulated CPU at once
     env = ansible_env({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_FORKS": "64",
-                       "ANSIBLE_TIMEOUT": "300", "ANSIBLE_STRATEGY_PLUGINS": os.path.join(TOP, ".build", "mitogen"),
+                       "ANSIBLE_TIMEOUT": "900", "ANSIBLE_STRATEGY_PLUGINS": os.path.join(TOP, ".build", "mitogen"),
                        "ANSIBLE_STRATEGY": os.environ.get("RDMA_FABRIC_STRATEGY", "mitogen_linear"),
                        "MOLECULE_PROJECT_DIRECTORY": TOP})
     site = os.path.join(TOP, "playbooks", "site.yml")
-    everyone = subset(max(counts))
+    everyone = subset(max(counts), per_vm)
     converge = run_playbook(["-i", inventory, site, "--limit", ",".join(everyone)], env)
     if converge["rc"] != 0:
         raise SystemExit(f"site.yml did not converge:\n{converge.get('tail', '')}")
-    results = {"lab": {"boot_seconds": boot, "converge_seconds": converge["seconds"], "hosts_per_vm": PER_VM,
+    results = {"lab": {"boot_seconds": boot, "converge_seconds": converge["seconds"], "hosts_per_vm": per_vm,
                        "strategy": env["ANSIBLE_STRATEGY"]}, "by_hosts": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for count in counts:
-            hosts = subset(count)
+            hosts = subset(count, per_vm)
             row = {}
             noop = run_playbook(["-i", inventory, site, "--limit", ",".join(hosts)], env)
             changed = {host: stats.get("changed") for host, stats in noop.pop("stats").items() if stats.get("changed")}
@@ -186,6 +188,19 @@ def main():
             results["by_hosts"][str(count)] = row
             print(f"[scale] {count} hosts: " + ", ".join(f"{name} {value['seconds']} s" for name, value in row.items()),
                   file=sys.stderr)
+            ratios(results)
+            if options.json:  # what is measured so far survives a run that stops later
+                with open(options.json, "w", encoding="utf-8") as handle:
+                    json.dump(results, handle, indent=2)
+                    handle.write("\n")
+    emit(results, options.json)
+    if options.readme:
+        publish(results, options.readme)
+
+
+def ratios(results: dict) -> None:
+    """Each ring time over the ring time at the smallest count measured, and serial over rounds per count."""
+    counts = sorted(int(n) for n in results["by_hosts"])
     smallest = results["by_hosts"][str(counts[0])]["ring"]["seconds"]
     for count in counts:
         row = results["by_hosts"][str(count)]
@@ -194,9 +209,6 @@ def main():
             row["ring_goal"] = GOALS[count]
         if "ring_serial" in row:
             row["serial_over_rounds"] = round(row["ring_serial"]["seconds"] / row["ring"]["seconds"], 2)
-    emit(results, options.json)
-    if options.readme:
-        publish(results, options.readme)
 
 
 BEGIN, END = "<!-- scale_bench: begin -->", "<!-- scale_bench: end -->"

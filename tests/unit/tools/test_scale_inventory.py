@@ -44,13 +44,17 @@ def inventory(tmp_path, molecule: bool) -> str:
 @pytest.mark.parametrize("molecule", [False, True], ids=["labctl", "molecule"])
 def test_every_scale_host_is_reached_through_its_vm_from_a_loopback_address(tmp_path, molecule):
     msg = "{{ {'host': ansible_host, 'extra': ansible_ssh_extra_args, 'common': ansible_ssh_common_args | default('')} | to_json }}"
-    proc = subprocess.run([sys.executable, "-m", "ansible.cli.adhoc", "scale_hosts", "-i", inventory(tmp_path, molecule), "-c", "local",
-                           "-m", "ansible.builtin.debug", "-a", f"msg={msg}"],
+    proc = subprocess.run([sys.executable, "-m", "ansible.cli.adhoc", "scale_hosts", "-i", inventory(tmp_path, molecule),
+                           "-c", "local", "-o", "-m", "ansible.builtin.debug", "-a", f"msg={msg}"],
                           capture_output=True, text=True, check=False, timeout=300,
-                          env=dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-                                   ANSIBLE_INVENTORY_UNPARSED_WARNING="False"))
+                          env=dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_WARNING="False", ANSIBLE_NOCOLOR="1"))
     assert proc.returncode == 0, proc.stderr[-2000:] + proc.stdout[-2000:]
-    results = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]
+    # one line per host with -o: "node01 | SUCCESS => {...}"
+    results = {}
+    for line in proc.stdout.splitlines():
+        host, sep, rest = line.partition(" | SUCCESS => ")
+        if sep:
+            results[host] = json.loads(rest)
     assert sorted(results) == HOSTS
     for host, result in results.items():
         number = int(host[4:])
