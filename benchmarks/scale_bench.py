@@ -220,16 +220,16 @@ def _cell(row: dict, name: str) -> str:
         return "-"
     text = f"{one['seconds']:.0f}"
     if "rounds" in one:
-        text += f" ({one['rounds']} r"
-        text += f", {len(one['failed_pairs'])} failed)" if one["failed_pairs"] else ")"
+        text += f" ({one['rounds']} r, {sum(float(x or 0) for x in one['round_seconds']):.0f} in them"
+        text += f"; {len(one['failed_pairs'])} failed)" if one["failed_pairs"] else ")"
     return text
 
 
 def render(results: dict) -> str:
     """The markdown table and a mermaid line chart of a run's figures."""
     counts = sorted(int(n) for n in results["by_hosts"])
-    lines = ["| hosts | no-op site.yml s | facts.yml s | ring s (rounds) | ring, one pair at a time s | serial / rounds "
-             "| ring / smallest (goal) | all pairs s (rounds) | controller peak MiB |",
+    lines = ["| hosts | no-op site.yml s | facts.yml s | ring s (rounds, s in them) | ring, one pair at a time s "
+             "| serial / rounds | ring / smallest (goal) | all pairs s (rounds) | controller peak MiB |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for count in counts:
         row = results["by_hosts"][str(count)]

@@ -228,6 +228,27 @@ def test_write_bw_in_the_reports_unit_whatever_perftest_printed(name, mb_s, deta
     assert row["bandwidth_mb_s"] == round(mb_s, 2)
 
 
+@pytest.mark.parametrize("stderr, ok, detail", [
+    (output("ib_write_bw.perftest-4.5.no-report.stderr.txt"), True,
+     "the writes completed, but perftest could not time itself, so no bandwidth (its clock calibration gave r^2 "
+     "0.617342 < 0.9; a busy or emulated CPU)"),
+    ("Can't produce a report\n", True,
+     "the writes completed, but perftest could not time itself, so no bandwidth (a busy or emulated CPU)"),
+    # anything else that ends a run after the header is a failure, as before
+    (" Failed to complete run_iter_bw function successfully\n", False, "Failed to complete run_iter_bw function successfully"),
+])
+def test_write_bw_without_a_report_after_the_traffic(stderr, ok, detail):
+    row = _fabric_check.result("ib_write_bw", ["node10", "node11"], 1, output("ib_write_bw.perftest-4.5.no-report.txt"), stderr)
+    assert (row["ok"], row["bandwidth_mb_s"], row["detail"]) == (ok, None, detail)
+
+
+@pytest.mark.parametrize("rc, out", [(124, "ib_write_bw.perftest-4.5.no-report.txt"), (1, "")])
+def test_no_report_without_the_traffic_is_a_failure(rc, out):
+    """A report that perftest could not make counts only after its header (the traffic ran) and with exit 1."""
+    row = _fabric_check.result("ib_write_bw", ["a", "b"], rc, output(out) if out else "", "Can't produce a report\n")
+    assert row["ok"] is False and row["bandwidth_mb_s"] is None
+
+
 def test_write_bw_and_iperf3_share_one_unit():
     """The same rate printed by perftest (MiB/s, Gb/s) and iperf3 (bits/s) lands on the same MB/s figure."""
     bytes_per_s = 2500 * 1048576  # 2500 MiB/s
