@@ -155,8 +155,8 @@ def hw_counters(replies: list):
 
 def answered(replies: list, dump: bool) -> bool:
     """Whether these messages end the answer to one request: NLMSG_DONE for a dump, an error or ack otherwise."""
-    return any(message["type"] == NLMSG_DONE or message["type"] == NLMSG_ERROR for message in replies) if dump \
-        else any(message["type"] == NLMSG_ERROR for message in replies)
+    last = (NLMSG_DONE, NLMSG_ERROR) if dump else (NLMSG_ERROR,)
+    return any(message["type"] in last for message in replies)
 
 
 def check(replies: list) -> list:

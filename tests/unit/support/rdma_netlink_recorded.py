@@ -17,14 +17,14 @@ import json
 import os
 import struct
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _nldev
+
 RECORDED_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rdma_netlink_recorded.json")
 
 with open(RECORDED_FILE, encoding="utf-8") as _handle:
     RECORDED = json.load(_handle)
 
 _HEADER = struct.Struct("=IHHII")
-_NLDEV_GET = (5 << 10) + 1
-_NLDEV_STAT_GET = (5 << 10) + 17
 
 
 def datagrams(chunks: list) -> list:
@@ -63,21 +63,17 @@ class ReplaySocket:
         self.timeout = value
 
     def send(self, data: bytes) -> int:
-        _length, kind, _flags, seq, _pid = _HEADER.unpack_from(data)
-        attrs = {}
-        offset = _HEADER.size
-        while offset + 4 <= len(data):
-            alen, atype = struct.unpack_from("=HH", data, offset)
-            attrs[atype] = struct.unpack_from("=I", data, offset + 4)[0] if alen == 8 else data[offset + 4:offset + alen]
-            offset += (alen + 3) & ~3
-        self.sent.append((kind, attrs))
-        if kind == _NLDEV_GET:
+        request = _nldev.messages(data)[0]
+        attrs = {kind: struct.unpack("=I", value)[0] if len(value) == 4 else value
+                 for kind, value in _nldev.attributes(request["payload"])}
+        self.sent.append((request["type"], attrs))
+        if request["type"] == _nldev.message_type(_nldev.CMD_GET):
             chunks = self.recording["get_dump"]
-        elif kind == _NLDEV_STAT_GET and attrs.get(1) in self.by_index:
-            chunks = self.recording["stat"][self.by_index[attrs[1]]]
+        elif request["type"] == _nldev.message_type(_nldev.CMD_STAT_GET) and attrs.get(_nldev.ATTR_DEV_INDEX) in self.by_index:
+            chunks = self.recording["stat"][self.by_index[attrs[_nldev.ATTR_DEV_INDEX]]]
         else:
             raise OSError(105, "no recording for this request")
-        self.pending.extend(_with_seq(datagram, seq) for datagram in datagrams(chunks))
+        self.pending.extend(_with_seq(datagram, request["seq"]) for datagram in datagrams(chunks))
         return len(data)
 
     def recv(self, _size: int) -> bytes:
