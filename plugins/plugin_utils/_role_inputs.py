@@ -18,6 +18,8 @@ Pure code: no I/O. The rdma.fabric.role_input_errors filter wraps errors().
 
 from __future__ import annotations
 
+import re
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 
@@ -32,7 +34,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _tclass,
     _validate,
 )
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _nfs_rdma, _opensm_partitions, _qos_intent
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _nfs_rdma, _opensm_partitions, _qos_intent, _topology
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -45,6 +47,29 @@ ROLE_VARIABLES = {
         "rdma_core_memlock_systemd",
     ),
     "ipoib": ("ipoib_connections", "ipoib_install_networkmanager"),
+    "topology": (
+        "topology_source",
+        "topology_ib_rails",
+        "topology_ibnetdiscover",
+        "topology_lldp_neighbors",
+        "topology_lldp_interfaces",
+        "topology_lldp_rails",
+        "topology_lldp_switches",
+        "topology_hosts",
+        "topology_guid_map",
+        "topology_switch_names",
+        "topology_groups",
+        "topology_group_prefix",
+        "topology_slurm_hosts",
+        "topology_slurm_dir",
+        "topology_slurm_form",
+        "topology_slurm_rail",
+        "topology_slurm_yaml_rails",
+        "topology_slurm_node_names",
+        "topology_slurm_nodes",
+        "topology_slurm_block_sizes",
+        "topology_slurm_reconfigure",
+    ),
     "roce_qos": (
         "rdma_qos_intent",
         "roce_qos_interfaces",
@@ -580,6 +605,124 @@ def _subnet_manager(errors: _Errors, settings: dict) -> None:
                    "(/etc/opensm, /etc/rdma on RHEL); allowed: '' while subnet_manager_manage_service is true")
 
 
+# --- topology ----------------------------------------------------------------------------------------------
+
+_GROUP_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_RAIL = "rail name"
+
+
+def _host(value, path: str) -> str:
+    if not isinstance(value, str) or not value.strip() or not value.isprintable() or value != value.strip():
+        raise ValueError(f"{path}: {value!r} is not an inventory host name")
+    return value
+
+
+def _slurm_word(value, path: str, what: str = _RAIL) -> str:
+    """A name that goes into Slurm's files (rail, switch, node): one word there."""
+    if not isinstance(value, str) or not _topology.SLURM_NAME.match(value):
+        raise ValueError(f"{path}: {value!r} is not a {what}; allowed: 1-64 letters, digits, '_', '.' and '-', starting with a "
+                         "letter or digit (Slurm reads ',', '[', '=' and spaces as syntax)")
+    return value
+
+
+def _guid_key(value, path: str) -> str:
+    try:
+        return _ib_diags.guid(value)
+    except (ValueError, TypeError, AttributeError):
+        raise ValueError(f"{path}: {value!r} is not a GUID; allowed: 0x and 1-16 hex digits, a node or port GUID") from None
+
+
+def _hosts(errors: _Errors, settings: dict, option: str) -> list:
+    found, seen = [], {}
+    for index, host in _items(errors, settings[option], option):
+        path = f"{option}[{index}]"
+        if errors.check(_host, host, path) is not _INVALID and _listed_once(errors, seen, host, index, path, repr(host), "each host once"):
+            found.append(host)
+    return found
+
+
+def _keyed(errors: _Errors, settings: dict, option: str, check_key, check_value, shown: str) -> dict:
+    """A dictionary variable, each key and value checked, errors at option['key']."""
+    value = settings[option]
+    if not isinstance(value, dict):
+        errors.add(f"{option}: {value!r} is not a dictionary; allowed: {shown}")
+        return {}
+    for key, item in value.items():
+        path = f"{option}[{key!r}]"
+        if errors.check(check_key, key, path) is not _INVALID:
+            errors.check(check_value, item, path)
+    return value
+
+
+def _text_output(value, path: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{path}: {type(value).__name__} is not the text the tool printed")
+    return value
+
+
+def _ib_rails(errors: _Errors, settings: dict) -> set:
+    rails, seen = set(), {}
+    keys = ("name", "host", "ca", "port")
+    for index, entry in _items(errors, settings["topology_ib_rails"], "topology_ib_rails"):
+        path = f"topology_ib_rails[{index}]"
+        if not _known_keys(errors, entry, path, keys):
+            continue
+        missing = [key for key in keys if key not in entry]
+        if missing:
+            errors.add(f"{path}.{missing[0]}: required; allowed: a rail name, the inventory host, the CA and the port ibnetdiscover runs from")
+            continue
+        name = errors.check(_slurm_word, entry["name"], f"{path}.name")
+        errors.check(_host, entry["host"], f"{path}.host")
+        errors.check(_validate.rdma_device_name, entry["ca"], f"{path}.ca")
+        # the task hands the port on as text (item.port | string): that text is what is checked
+        port = entry["port"]
+        errors.check(_validate.port_number, str(port) if isinstance(port, int) and not isinstance(port, bool) else port, f"{path}.port")
+        if name is not _INVALID and _listed_once(errors, seen, name, index, f"{path}.name", repr(name), "each rail once"):
+            rails.add(name)
+    return rails
+
+
+def _topology_role(errors: _Errors, settings: dict) -> None:
+    source = errors.check(_validate.choice, settings["topology_source"], ("ibnetdiscover", "lldp"), "topology_source")
+    rails = _ib_rails(errors, settings)
+    given = _keyed(errors, settings, "topology_ibnetdiscover", _slurm_word, _text_output, "{rail: ibnetdiscover text}")
+    rails |= {key for key in given if isinstance(key, str)}
+    _keyed(errors, settings, "topology_lldp_neighbors", _host, _text_output, "{host: lldpcli json0 text}")
+    errors.check(_validate.name_list, settings["topology_lldp_interfaces"], "topology_lldp_interfaces", _validate.netdev_name)
+    _keyed(errors, settings, "topology_lldp_rails", _validate.netdev_name, _slurm_word, "{interface: rail name}")
+    _keyed(errors, settings, "topology_lldp_switches", lambda key, path: _slurm_word(key, path, "switch name"), _text_output,
+           "{switch: lldpcli json0 text}")
+    _hosts(errors, settings, "topology_hosts")
+    _keyed(errors, settings, "topology_guid_map", _guid_key, _host, "{GUID: inventory host}")
+    _keyed(errors, settings, "topology_switch_names", lambda key, path: key, lambda value, path: _slurm_word(value, path, "switch name"),
+           "{GUID or chassis id: switch name}")
+    for option in ("topology_groups", "topology_slurm_reconfigure"):
+        _boolean(errors, settings, option)
+    prefix = settings["topology_group_prefix"]
+    if not isinstance(prefix, str) or not _GROUP_PREFIX.fullmatch(prefix):
+        errors.add(f"topology_group_prefix: {prefix!r} is not allowed; allowed: 1-64 letters, digits and '_', not starting with a digit")
+    _hosts(errors, settings, "topology_slurm_hosts")
+    errors.check(_validate.file_path, settings["topology_slurm_dir"], "topology_slurm_dir", True)
+    form = errors.check(_validate.choice, settings["topology_slurm_form"], _topology.FORMS, "topology_slurm_form")
+    rail = settings["topology_slurm_rail"]
+    if rail != "" and errors.check(_slurm_word, rail, "topology_slurm_rail") is not _INVALID and source == "ibnetdiscover" \
+            and rails and rail not in rails:
+        errors.add(f"topology_slurm_rail: {rail!r} is not one of the rails; allowed: '' (the first) or one of {', '.join(sorted(rails))}")
+    for index, name in _items(errors, settings["topology_slurm_yaml_rails"], "topology_slurm_yaml_rails"):
+        errors.check(_slurm_word, name, f"topology_slurm_yaml_rails[{index}]")
+    _keyed(errors, settings, "topology_slurm_node_names", _host, lambda value, path: _slurm_word(value, path, "Slurm node name"),
+           "{inventory host: Slurm node name}")
+    _hosts(errors, settings, "topology_slurm_nodes")
+    sizes = settings["topology_slurm_block_sizes"]
+    if errors.check(_topology.check_block_sizes, sizes) is _INVALID:
+        errors.messages[-1] = "topology_slurm_" + errors.messages[-1]
+    elif sizes and form not in ("block", "yaml", _INVALID):
+        errors.add(f"topology_slurm_block_sizes: {sizes} would not be read; allowed: [] while topology_slurm_form is {form}")
+    if source == "ibnetdiscover" and not settings["topology_ib_rails"] and not settings["topology_ibnetdiscover"]:
+        errors.add("topology_ib_rails: [] and topology_ibnetdiscover: {} leave nothing to read; allowed: a rail to discover or "
+                   "what ibnetdiscover printed")
+
+
 CHECKS = {
     "soft_rdma": _soft_rdma,
     "rdma_core": _rdma_core,
@@ -589,6 +732,7 @@ CHECKS = {
     "fabric_check": _fabric_check,
     "subnet_manager": _subnet_manager,
     "nfs_rdma": _nfs_rdma_role,
+    "topology": _topology_role,
 }
 
 

@@ -100,12 +100,13 @@ class Fabric:
             time.sleep(0.05)
         return self
 
-    def start_opensm(self, name: str, host: str, conf: str, *extra: str) -> subprocess.Popen:
-        """OpenSM on host's port with conf (-F), its own log (-f), cache and dump directories."""
+    def start_opensm(self, name: str, host: str, conf: str, *extra: str, guid: str = "") -> subprocess.Popen:
+        """OpenSM on host's port (guid, by default net.fabric's for host) with conf (-F), its own log (-f), cache and
+        dump directories."""
         cwd = self._dir(name)
         env = self.env(host, OSM_CACHE_DIR=os.path.join(cwd, "cache"), OSM_TMP_DIR=cwd)
         os.makedirs(env["OSM_CACHE_DIR"])
-        argv = ["opensm", "-F", conf, "-g", PORT_GUIDS[host], "-f", self.log_path(name), "--dump_files_dir", cwd, *extra]
+        argv = ["opensm", "-F", conf, "-g", guid or PORT_GUIDS[host], "-f", self.log_path(name), "--dump_files_dir", cwd, *extra]
         return self._spawn(name, argv, env, cwd)
 
     def log_path(self, name: str) -> str:

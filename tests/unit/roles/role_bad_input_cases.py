@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the eight roles, as data.
+"""Malformed inputs for the entry points of the nine roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -27,7 +27,7 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 
 MISSING = object()  # as a value: remove the key
 
-ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma")
+ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma", "topology")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -127,6 +127,30 @@ BASE = {
         "subnet_manager_manage_service": True,
         "subnet_manager_config_dir": "",
         "subnet_manager_validate": True,
+    },
+    "topology": {
+        # LLDP read on the host itself: the first task after the input check reaches for the host
+        "topology_source": "lldp",
+        "topology_ib_rails": [{"name": "rail0", "host": "sm1", "ca": "mlx5_0", "port": 1}],
+        "topology_ibnetdiscover": {},
+        "topology_lldp_neighbors": {},
+        "topology_lldp_interfaces": ["eth1"],
+        "topology_lldp_rails": {"eth1": "rail0"},
+        "topology_lldp_switches": {},
+        "topology_hosts": ["node01", "node02"],
+        "topology_guid_map": {"0x0002c90300001001": "node01"},
+        "topology_switch_names": {"0x0002c90300000100": "leaf1"},
+        "topology_groups": True,
+        "topology_group_prefix": "fabric",
+        "topology_slurm_hosts": ["slurmctld1"],
+        "topology_slurm_dir": "/etc/slurm",
+        "topology_slurm_form": "block",
+        "topology_slurm_rail": "",
+        "topology_slurm_yaml_rails": [],
+        "topology_slurm_node_names": {"node01": "n01"},
+        "topology_slurm_nodes": [],
+        "topology_slurm_block_sizes": [4, 16],
+        "topology_slurm_reconfigure": False,
     },
     "nfs_rdma": {
         "nfs_rdma_server": True,
@@ -376,6 +400,27 @@ def _corpus() -> list:
     case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "nfsvers-with-vers", "nfsvers=3")
     case("nfs_rdma", "nfs_rdma_mounts[0].options[1]", "xprtsec-over-rdma", "xprtsec=tls")
     case("nfs_rdma", "nfs_rdma_state", "unknown", "gone")
+
+    # topology ----------------------------------------------------------------------------------
+    # rail, switch and node names go into Slurm's files, where ',', '[', '=' and spaces are syntax; the port goes into argv
+    each("topology", "topology_ib_rails[0].port", [("text-with-leading-zero", "01"), ("zero", 0), ("above-255", 256)])
+    case("topology", "topology_ib_rails[0].ca", "option-injection", "-x")
+    case("topology", "topology_ib_rails[0].name", "comma", "a,b")
+    case("topology", "topology_ib_rails[0]", "item-not-a-dict", "rail0")
+    case("topology", "topology_ib_rails[1]", "duplicate-name", {"name": "rail0", "host": "sm2", "ca": "mlx5_1", "port": 1},
+         "topology_ib_rails[1].name")
+    case("topology", "topology_ibnetdiscover", "bracket-in-rail", {"rail[0]": "text"}, "topology_ibnetdiscover['rail[0]']")
+    case("topology", "topology_lldp_interfaces[0]", "option-injection", "-x")
+    case("topology", "topology_lldp_rails.eth1", "space", "rail 0", "topology_lldp_rails['eth1']")
+    case("topology", "topology_hosts[2]", "duplicate", "node01")
+    case("topology", "topology_guid_map", "not-a-guid", {"0xZZ": "node01"}, "topology_guid_map['0xZZ']")
+    case("topology", "topology_switch_names", "equals", {"0x0002c90300000100": "leaf=1"}, "topology_switch_names['0x0002c90300000100']")
+    case("topology", "topology_group_prefix", "starts-with-digit", "1fabric")
+    case("topology", "topology_slurm_form", "unknown", "torus")
+    case("topology", "topology_slurm_dir", "relative", "etc/slurm")
+    case("topology", "topology_slurm_node_names.node01", "bracket-injection", "n[1-2]", "topology_slurm_node_names['node01']")
+    each("topology", "topology_slurm_block_sizes", [("decreasing", [16, 4]), ("zero", [0])])
+    case("topology", "topology_slurm_reconfigure", "word", "sometimes")
     return cases
 
 

@@ -35,6 +35,8 @@ def defaults(role) -> dict:
         settings["rdma_qos_intent"] = {}
     if role == "fabric_check":
         settings.update(fabric_check_ip="192.0.2.1", fabric_check_report_dir="/srv/fabric-check", fabric_check_ib_ipoib=[])
+    if role == "topology":  # the play's hosts, and a rail to read
+        settings.update(topology_hosts=["node01", "node02"], topology_ib_rails=[{"name": "rail0", "host": "node01", "ca": "mlx5_0", "port": 1}])
     return settings
 
 
