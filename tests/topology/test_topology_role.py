@@ -55,7 +55,7 @@ FATTREE, RAILB = (cabling(rail.topology) for rail in RAILS)
 
 @pytest.fixture(scope="module", autouse=True)
 def tools_present():
-    missing = ibsim_fabric.missing_tools() + slurm.missing_tools("bookworm") + slurm.missing_tools("trixie")
+    missing = ibsim_fabric.missing_tools() + [tool for release in slurm.RELEASES for tool in slurm.missing_tools(release)]
     assert not missing, f"missing: {', '.join(missing)} (tools/bootstrap installs them)"
 
 
@@ -194,6 +194,26 @@ def test_slurmctld_loads_the_blocks(written, tmp_path):
     assert found["railb-leaf[1-2]"][0] == "8", topology
 
 
+def test_slurm_26_reads_the_yaml_with_one_topology_per_rail(written, tmp_path):
+    """Debian sid's slurmctld 26.05 (24.11 has no topology.yaml reader): each rail is a topology of its own, the first the
+    cluster default, and a partition can choose the other."""
+    partition = "PartitionName=storage Nodes=ALL Topology=rail1 State=UP"
+    with slurm.Controller("sid", tmp_path, HOSTS, "", {"topology.yaml": written["files"]["yaml"]}, extra_conf=partition) as ctld:
+        default, rail0, rail1 = ctld.show_topology(), ctld.scontrol("show", "topology", "rail0"), ctld.scontrol("show", "topology", "rail1")
+        storage = ctld.scontrol("show", "partition", "storage").stdout
+        log = ctld.log()
+    assert default == rail0.stdout, (default, rail0)
+    found = shown(default)
+    assert {name: nodes for name, (_level, nodes, _children) in found.items() if name.startswith("leaf")} == expected_tree(FATTREE)
+    assert found["spine1"][2] == set(FATTREE) and found["spine2"][1] == set(HOSTS), default
+    found = shown(rail1.stdout)
+    assert {name: nodes for name, (_level, nodes, _children) in found.items() if "leaf" in name} == expected_tree(RAILB), rail1
+    assert found["railb-spine1"][2] == set(RAILB), rail1
+    assert "Topology=rail1" in storage, storage
+    assert not [line for line in slurm.topology_lines(log) if re.search(r"fatal|error|warning: (switch|TOPOLOGY)", line)], \
+        slurm.topology_lines(log)
+
+
 def test_a_node_under_no_switch_slurm_only_warns_and_the_role_refuses(written, tmp_path):
     # Slurm's side: slurm.conf declares node08, the file leaves it out; slurmctld starts, warns, and places it nowhere
     text = written["files"]["tree"].replace(",08]", "]").replace("node[07-08]", "node07")
@@ -249,9 +269,8 @@ def test_lldp_gives_the_same_groups_and_file_shape(lldp, tmp_path):
         "topology_source": "lldp", "topology_lldp_neighbors": lldp["hosts"], "topology_lldp_switches": lldp["switches"],
         "topology_lldp_rails": {"eth0": "roce0", "eth1": "roce1"}, "topology_slurm_hosts": ["node01"],
         "topology_slurm_dir": str(tmp_path / "slurm"), "topology_slurm_rail": "roce0"}}],
-        "post_tasks": [{"name": "Keep the groups", "ansible.builtin.copy": {"content": "{{ groups | to_json }}",
-                                                                              "dest": str(tmp_path / "groups.json"), "mode": "0600"},
-                        "run_once": True, "changed_when": False}]}
+        "post_tasks": [{"name": "Keep the groups", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
+            "content": "{{ groups | to_json }}", "dest": str(tmp_path / "groups.json"), "mode": "0600"}}]}
     rc, output, _recap = run_playbook(tmp_path, [play], "lldp")
     assert rc == 0, output[-3000:]
     with open(tmp_path / "groups.json", encoding="utf-8") as handle:
