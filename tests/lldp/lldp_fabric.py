@@ -178,7 +178,7 @@ class LldpFabric:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _inside(self, node: str) -> list:
+    def inside(self, node: str) -> list:
         """argv prefix that runs a command in node's namespaces (network, hostname, mounts)."""
         return ["nsenter", "--mount", "--net", "--uts", "-t", str(self.holders[node].pid), "--"]
 
@@ -200,12 +200,12 @@ class LldpFabric:
             self._wait_holder(node)
             self._mounts(node)
         for a, a_if, b, b_if in self.spec["links"]:
-            _run(self._inside(a) + ["ip", "link", "add", a_if, "address", self._macs[(a, a_if)], "type", "veth", "peer", "name", b_if,
+            _run(self.inside(a) + ["ip", "link", "add", a_if, "address", self._macs[(a, a_if)], "type", "veth", "peer", "name", b_if,
                                     "address", self._macs[(b, b_if)], "netns", str(self.holders[b].pid)], f"veth {a}:{a_if} - {b}:{b_if}")
         for node in self.nodes:
             for (owner, ifname) in self._macs:
                 if owner == node:
-                    _run(self._inside(node) + ["ip", "link", "set", ifname, "up"], f"{node}: ip link set {ifname} up")
+                    _run(self.inside(node) + ["ip", "link", "set", ifname, "up"], f"{node}: ip link set {ifname} up")
         for node in self.nodes:
             self._start_lldpd(node)
         for node in self.nodes:  # lldpd makes its socket once it is set up (then runs lldpcli on its config)
@@ -234,7 +234,7 @@ class LldpFabric:
         if self.root:
             steps += [["mount", "-t", "proc", "proc", self._in_root("/proc")], ["mount", "--bind", "/dev", self._in_root("/dev")]]
         for step in steps:
-            _run(self._inside(node) + step, f"{node}: {' '.join(step)}")
+            _run(self.inside(node) + step, f"{node}: {' '.join(step)}")
         lines = [f"configure lldp tx-interval {self.tx_interval}", f"configure lldp tx-hold {self.tx_hold}",
                  f"configure system hostname {node}"]
         if node in self.spec["switches"]:
@@ -244,7 +244,7 @@ class LldpFabric:
 
     def _start_lldpd(self, node: str) -> None:
         chroot = ["chroot", self.root] if self.root else []
-        argv = self._inside(node) + ["timeout", str(self.limit)] + chroot + ["/usr/sbin/lldpd", "-d", "-u", SOCKET, "-O", CONFIG]
+        argv = self.inside(node) + ["timeout", str(self.limit)] + chroot + ["/usr/sbin/lldpd", "-d", "-u", SOCKET, "-O", CONFIG]
         with open(os.path.join(self.workdir, node, "lldpd.log"), "ab") as log:
             self.daemons[node] = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                                   start_new_session=True, env=dict(os.environ, PATH=PATH))
@@ -273,7 +273,7 @@ class LldpFabric:
         """lldpcli -f fmt ARGS... against node's lldpd, as text (in node's mount namespace, chrooted with root)."""
         self._daemon_alive(node)
         chroot = ["chroot", self.root] if self.root else []
-        return _run(self._inside(node) + chroot + ["/usr/sbin/lldpcli", "-u", SOCKET, "-f", fmt] + list(args), f"{node}: lldpcli {' '.join(args)}")
+        return _run(self.inside(node) + chroot + ["/usr/sbin/lldpcli", "-u", SOCKET, "-f", fmt] + list(args), f"{node}: lldpcli {' '.join(args)}")
 
     def neighbors_json0(self, node: str) -> str:
         """'lldpcli -f json0 show neighbors' on node, as text."""
@@ -313,10 +313,10 @@ class LldpFabric:
     # --- faults ----------------------------------------------------------------------------------
     def unlink(self, host: str, nic: str) -> None:
         """Pull host's cable: its NIC down (the veth's peer, the switch port, loses its carrier)."""
-        _run(self._inside(host) + ["ip", "link", "set", nic, "down"], f"{host}: ip link set {nic} down")
+        _run(self.inside(host) + ["ip", "link", "set", nic, "down"], f"{host}: ip link set {nic} down")
 
     def relink(self, host: str, nic: str) -> None:
-        _run(self._inside(host) + ["ip", "link", "set", nic, "up"], f"{host}: ip link set {nic} up")
+        _run(self.inside(host) + ["ip", "link", "set", nic, "up"], f"{host}: ip link set {nic} up")
 
     # --- teardown --------------------------------------------------------------------------------
     def close(self) -> None:

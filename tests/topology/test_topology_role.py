@@ -139,6 +139,31 @@ def test_the_role_runs_and_a_second_run_changes_nothing(written):
     assert rc == 0 and all(changed == 0 and failed == 0 for changed, failed in recap.values()), output[-3000:]
 
 
+def test_the_role_runs_ibnetdiscover_itself(tmp_path):
+    """topology_ib_rails: the role's own ibnetdiscover task, delegated to node02, on the live fabric (ibsim's environment
+    for the play: its socket, the simulated host ca02 and the umad2sim preload)."""
+    rail = RAILS[0]
+    with ConsoleFabric(str(tmp_path / "ibsim"), topology=rail.topology) as fabric:
+        start_rail(fabric, rail)
+        discover(fabric, rail)
+        play = {"name": "live", "hosts": "all", "gather_facts": False,
+                "environment": {"IBSIM_SOCKNAME": fabric.sockname, "SIM_HOST": "ca02", "LD_PRELOAD": ibsim_fabric.UMAD2SIM,
+                                "PATH": ibsim_fabric.PATH},
+                "roles": [{"role": "rdma.fabric.topology", "vars": {
+                    "topology_ib_rails": [{"name": "rail0", "host": "node02", "ca": "ibsim0", "port": 1}]}}],
+                "post_tasks": [{"name": "Keep the facts", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
+                    "content": "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'rdma_fabric_topology'))) "
+                               "| to_json }}", "dest": str(tmp_path / "facts.json"), "mode": "0600"}}]}
+        rc, output, _recap = run_playbook(tmp_path, [play], "live", "-v")
+    assert rc == 0, output[-3000:]
+    assert re.search(r"ok: \[node01 -> node02\] => \(item=rail0: node02 ibsim0/1\)", output), output[-3000:]
+    with open(tmp_path / "facts.json", encoding="utf-8") as handle:
+        facts = json.load(handle)
+    for leaf, hosts in FATTREE.items():
+        for host in hosts:
+            assert facts[host]["rail0"]["leaf"] == leaf and facts[host]["rail0"]["spines"] == ["spine1", "spine2"], facts[host]
+
+
 def test_groups_and_facts_are_what_the_cabling_says(written):
     groups, facts = written["state"]["groups"], written["state"]["facts"]
     for leaf, hosts in FATTREE.items():
@@ -255,24 +280,38 @@ def test_check_mode_writes_nothing_and_shows_the_diff(written, tmp_path):
 # --- RoCE: LLDP -----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def lldp(tmp_path_factory) -> dict:
-    """lldpcli -f json0 show neighbors of every host and leaf of the LLDP fabric (tests/lldp/lldp_fabric.py)."""
-    with LldpFabric(str(tmp_path_factory.mktemp("lldp"))) as fabric:
-        hosts = {node: fabric.neighbors_json0(node) for node in ("node01", "node02", "node03", "node04")}
-        switches = {leaf: fabric.neighbors_json0(leaf) for leaf in ("leaf1", "leaf2")}
-    return {"hosts": hosts, "switches": switches}
+def lldp(tmp_path_factory):
+    """The LLDP fabric of tests/lldp/lldp_fabric.py (2 leaves, 2 spines, node01-node04, node04 dual-rail), running, and
+    for each host a directory whose lldpcli enters that host's namespaces (nsenter) and runs the real lldpcli there."""
+    work = tmp_path_factory.mktemp("lldp")
+    with LldpFabric(str(work / "fabric")) as fabric:
+        paths = {}
+        for node in ("node01", "node02", "node03", "node04"):
+            shim = work / "bin" / node
+            shim.mkdir(parents=True)
+            # the real lldpcli by its path: the shim's directory comes first in PATH
+            command = " ".join(fabric.inside(node)) + ' /usr/sbin/lldpcli -u /run/lldpd.socket "$@"'
+            (shim / "lldpcli").write_text(f"#!/bin/sh\nexec {command}\n", encoding="utf-8")
+            (shim / "lldpcli").chmod(0o755)
+            paths[node] = f"{shim}:{os.environ.get('PATH', os.defpath)}"
+        yield {"fabric": fabric, "paths": paths, "switches": {leaf: fabric.neighbors_json0(leaf) for leaf in ("leaf1", "leaf2")}}
 
 
 def test_lldp_gives_the_same_groups_and_file_shape(lldp, tmp_path):
+    """The role runs lldpcli on each host itself (in the host's namespaces); the leaves' own LLDP gives the spines."""
     hosts = ["node01", "node02", "node03", "node04"]
-    play = {"name": "lldp", "hosts": ",".join(hosts), "gather_facts": False, "roles": [{"role": "rdma.fabric.topology", "vars": {
-        "topology_source": "lldp", "topology_lldp_neighbors": lldp["hosts"], "topology_lldp_switches": lldp["switches"],
-        "topology_lldp_rails": {"eth0": "roce0", "eth1": "roce1"}, "topology_slurm_hosts": ["node01"],
-        "topology_slurm_dir": str(tmp_path / "slurm"), "topology_slurm_rail": "roce0"}}],
-        "post_tasks": [{"name": "Keep the groups", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
-            "content": "{{ groups | to_json }}", "dest": str(tmp_path / "groups.json"), "mode": "0600"}}]}
+    play = {"name": "lldp", "hosts": ",".join(hosts), "gather_facts": False,
+            "environment": {"PATH": "{{ rdma_test_path }}"},
+            "vars": {"rdma_test_path": "{{ rdma_test_paths[inventory_hostname] }}", "rdma_test_paths": lldp["paths"]},
+            "roles": [{"role": "rdma.fabric.topology", "vars": {
+                "topology_source": "lldp", "topology_lldp_switches": lldp["switches"],
+                "topology_lldp_rails": {"eth0": "roce0", "eth1": "roce1"}, "topology_slurm_hosts": ["node01"],
+                "topology_slurm_dir": str(tmp_path / "slurm"), "topology_slurm_rail": "roce0"}}],
+            "post_tasks": [{"name": "Keep the groups", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
+                "content": "{{ groups | to_json }}", "dest": str(tmp_path / "groups.json"), "mode": "0600"}}]}
     rc, output, _recap = run_playbook(tmp_path, [play], "lldp")
     assert rc == 0, output[-3000:]
+    assert len(re.findall(r"^ok: \[node0\d\]$", output.split("LLDP | each host's neighbors")[1].split("TASK")[0], re.M)) == 4, output
     with open(tmp_path / "groups.json", encoding="utf-8") as handle:
         groups = json.load(handle)
     # node04 is dual-rail: eth0 on leaf1 (roce0), eth1 on leaf2 (roce1); never merged into one leaf
