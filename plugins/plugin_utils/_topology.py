@@ -43,7 +43,7 @@ def _host_of_desc(desc: str, hosts: dict):
     if not desc:
         return None
     word = desc.split()[0].lower()
-    return hosts.get(word) or hosts.get(word.split(".")[0])
+    return hosts.get(word) or hosts.get(word.split(".", 1)[0])
 
 
 def _device_of_desc(desc: str):
@@ -56,7 +56,7 @@ def _host_names(hosts) -> dict:
     for host in hosts or ():
         host = str(host)
         names.setdefault(host.lower(), host)
-        names.setdefault(host.lower().split(".")[0], host)
+        names.setdefault(host.lower().split(".", 1)[0], host)
     return names
 
 
@@ -378,7 +378,7 @@ def _slurm_nodes(model: dict, rail: str, node_names: dict, only) -> dict:
         wanted = sorted(host for host, rails in model["hosts"].items() if rail in rails)
     leaves, placed = {}, {}
     for host in wanted:
-        name = node_names.get(host, host.split(".")[0])
+        name = node_names.get(host, host.split(".", 1)[0])
         if not isinstance(name, str) or not SLURM_NAME.match(name):
             raise ValueError(f"node_names[{host}] {name!r}: a Slurm node name is a word of letters, digits, '_', '.' and '-'")
         if name in placed:

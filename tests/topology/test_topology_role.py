@@ -103,7 +103,7 @@ def role_play(name: str, outputs: dict, slurm_dir: str, form: str, dump: str = "
     if dump:  # the groups and every host's fact, as the play ends
         play["post_tasks"] = [{"name": "Keep the groups and the facts", "ansible.builtin.copy": {
             "content": "{{ {'groups': groups, 'facts': dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, "
-                       "'rdma_fabric_topology')))} | to_json }}", "dest": dump, "mode": "0600"},
+                       "'topology_place')))} | to_json }}", "dest": dump, "mode": "0600"},
             "run_once": True, "changed_when": False}]
     return play
 
@@ -152,7 +152,7 @@ def test_the_role_runs_ibnetdiscover_itself(tmp_path):
                 "roles": [{"role": "rdma.fabric.topology", "vars": {
                     "topology_ib_rails": [{"name": "rail0", "host": "node02", "ca": "ibsim0", "port": 1}]}}],
                 "post_tasks": [{"name": "Keep the facts", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
-                    "content": "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'rdma_fabric_topology'))) "
+                    "content": "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'topology_place'))) "
                                "| to_json }}", "dest": str(tmp_path / "facts.json"), "mode": "0600"}}]}
         rc, output, _recap = run_playbook(tmp_path, [play], "live", "-v")
     assert rc == 0, output[-3000:]
