@@ -298,3 +298,57 @@ def test_lldp_rails_give_the_same_shape():
     assert rail["switches"]["leaf1"]["hosts"] == ["node01", "node02"]
     assert [item["switch_port"] for item in rail["attachments"]] == ["swp3", "swp4"]
     assert _topology.slurm_topology(model, "rail0", "tree").splitlines()[1:] == ["SwitchName=leaf1 Nodes=node[01-02]"]
+
+
+# --- LLDP: the recordings of lldpd 1.0.16 (Debian 12) and 1.0.18 (Debian 13), tests/unit/support/lldp_recorded ---------
+
+LLDP_RECORDED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "support", "lldp_recorded")
+LLDPD = ("bookworm-lldpd-1.0.16", "trixie-lldpd-1.0.18")
+
+
+def lldp_recorded(version: str, name: str) -> str:
+    with open(os.path.join(LLDP_RECORDED, version, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("version", LLDPD)
+@pytest.mark.parametrize("name, expected", [
+    ("neighbors-json0-single-nic.json", [("eth0", "leaf1", "swp1", "ifname", ["Bridge", "Router"])]),
+    ("neighbors-json0-dual-rail.json", [("eth0", "leaf1", "swp4", "ifname", ["Bridge", "Router"]),
+                                        ("eth1", "leaf2", "swp4", "ifname", ["Bridge", "Router"])]),
+    ("neighbors-json0-none.json", []),
+])
+def test_recorded_lldp_neighbors(version, name, expected):
+    found = _topology.lldp_neighbors(lldp_recorded(version, name))
+    assert [(item["interface"], item["chassis"], item["port_id"], item["port_id_type"], item["capabilities"]) for item in found] \
+        == expected
+
+
+@pytest.mark.parametrize("version", LLDPD)
+def test_a_leafs_recorded_neighbors_tell_spines_from_hosts(version):
+    found = _topology.lldp_neighbors(lldp_recorded(version, "neighbors-json0-leaf.json"))
+    switches = sorted(item["chassis"] for item in found if {"Bridge", "Router"} & set(item["capabilities"]))
+    hosts = sorted(item["chassis"] for item in found if item["capabilities"] == ["Station"])
+    assert switches == ["spine1", "spine2"] and hosts == ["node01", "node02", "node04"]
+    assert {item["port_id_type"] for item in found if item["chassis"].startswith("node")} == {"mac"}
+
+
+@pytest.mark.parametrize("version", LLDPD)
+@pytest.mark.parametrize("name", ["neighbors-json-single-nic.json", "neighbors-json-none.json"])
+def test_the_json_form_that_changes_shape_with_the_count_is_refused(version, name):
+    with pytest.raises(ValueError, match=r"^lldpcli json0: no 'lldp' list \(the output of 'lldpcli -f json0 show neighbors'"):
+        _topology.lldp_neighbors(lldp_recorded(version, name))
+
+
+@pytest.mark.parametrize("version", LLDPD)
+def test_recorded_lldp_fabric(version):
+    """The recorded hosts and leaf: node01 on leaf1, node04 on a leaf of each rail, the spines above leaf1."""
+    outputs = {"node01": lldp_recorded(version, "neighbors-json0-single-nic.json"),
+               "node04": lldp_recorded(version, "neighbors-json0-dual-rail.json")}
+    model = _topology.build(outputs, "lldp", hosts=["node01", "node04"], switches={"leaf1": lldp_recorded(version, "neighbors-json0-leaf.json")},
+                            rails={"eth0": "roce0", "eth1": "roce1"})
+    assert model["hosts"]["node04"] == {
+        "roce0": {"leaf": "leaf1", "leaves": ["leaf1"], "spines": ["spine1", "spine2"], "devices": ["eth0"], "rates": []},
+        "roce1": {"leaf": "leaf2", "leaves": ["leaf2"], "spines": [], "devices": ["eth1"], "rates": []}}
+    assert model["rails"]["roce0"]["switches"]["spine1"]["down"] == ["leaf1"]
+    assert [item["switch_port"] for item in model["rails"]["roce0"]["attachments"]] == ["swp1", "swp4"]
