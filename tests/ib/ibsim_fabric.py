@@ -16,9 +16,12 @@ import os
 import shutil
 import signal
 import subprocess
-import threading
+import sys
 import time
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+import bounded  # noqa: E402  pylint: disable=wrong-import-position
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 TOOLS = ("ibsim", "opensm", "sminfo", "smpquery")
@@ -66,23 +69,11 @@ class Fabric:
         return env
 
     def _spawn(self, name: str, argv: list, env: dict, cwd: str, stdin=subprocess.DEVNULL) -> subprocess.Popen:
-        out = open(os.path.join(cwd, "output.txt"), "wb")  # pylint: disable=consider-using-with
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
-        out.close()
-        timer = threading.Timer(PROCESS_LIMIT, self._kill, (proc, signal.SIGKILL))
-        timer.daemon = True
-        timer.start()
-        self.timers.append(timer)
+        proc = bounded.spawn(argv, os.path.join(cwd, "output.txt"), PROCESS_LIMIT, self.timers, cwd=cwd, env=env, stdin=stdin)
         self.processes[name] = (proc, cwd)
         return proc
 
-    @staticmethod
-    def _kill(proc: subprocess.Popen, sig=signal.SIGTERM) -> None:
-        if proc.poll() is None:
-            try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                pass
+    _kill = staticmethod(bounded.kill)
 
     def output(self, name: str) -> str:
         with open(os.path.join(self.processes[name][1], "output.txt"), encoding="utf-8", errors="replace") as handle:

@@ -38,7 +38,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 
@@ -47,6 +46,7 @@ SUPPORT = os.path.join(os.path.dirname(HERE), "support")
 if SUPPORT not in sys.path:
     sys.path.insert(0, SUPPORT)
 
+import bounded  # noqa: E402  pylint: disable=wrong-import-position
 import trixie_root  # noqa: E402  pylint: disable=wrong-import-position
 
 RELEASES = ("bookworm", "trixie", "sid")
@@ -263,24 +263,12 @@ class Controller:
                     PATH=CHROOT_PATH if self.release in ROOTS else PATH)
 
     def _spawn(self, name: str, argv: list) -> subprocess.Popen:
-        out = open(self.host("out", f"{name}.txt"), "wb")  # pylint: disable=consider-using-with
-        proc = subprocess.Popen(self.argv(*argv), cwd=self.workdir, env=self.env(),  # pylint: disable=consider-using-with
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
-        out.close()
-        timer = threading.Timer(PROCESS_LIMIT, self._kill, (proc, signal.SIGKILL))
-        timer.daemon = True
-        timer.start()
-        self.timers.append(timer)
+        proc = bounded.spawn(self.argv(*argv), self.host("out", f"{name}.txt"), PROCESS_LIMIT, self.timers, cwd=self.workdir,
+                             env=self.env(), stdin=subprocess.DEVNULL)
         self.processes[name] = proc
         return proc
 
-    @staticmethod
-    def _kill(proc: subprocess.Popen, sig=signal.SIGTERM) -> None:
-        if proc.poll() is None:
-            try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                pass
+    _kill = staticmethod(bounded.kill)
 
     def output(self, name: str) -> str:
         try:
