@@ -201,7 +201,7 @@ class LldpFabric:
             self._mounts(node)
         for a, a_if, b, b_if in self.spec["links"]:
             _run(self.inside(a) + ["ip", "link", "add", a_if, "address", self._macs[(a, a_if)], "type", "veth", "peer", "name", b_if,
-                                    "address", self._macs[(b, b_if)], "netns", str(self.holders[b].pid)], f"veth {a}:{a_if} - {b}:{b_if}")
+                                   "address", self._macs[(b, b_if)], "netns", str(self.holders[b].pid)], f"veth {a}:{a_if} - {b}:{b_if}")
         for node in self.nodes:
             for (owner, ifname) in self._macs:
                 if owner == node:
