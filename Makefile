@@ -33,13 +33,13 @@ $(TIMED_TARGETS): export RDMA_FABRIC_TIMING := $(LOGS)/timing.jsonl
 $(TIMED_TARGETS): export ANSIBLE_CALLBACK_PLUGINS := $(TOP)/tools/callback_plugins
 $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
-.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib topology first-run molecule molecule-containers molecule-scale lab-up lab-down lab-status lab-image build bench scale
+.PHONY: help check demo test bootstrap bootstrap-nolab sanity lint units sanity-oldest units-oldest ee ecosystem ib topology firmware first-run molecule molecule-containers molecule-scale lab-up lab-down lab-status lab-image build bench scale
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + topology (slurmctld, lldpd) + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + topology (slurmctld, lldpd) + firmware (the real mstconfig) + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
-	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem ib topology first-run molecule molecule-containers build bench scale"
+	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem ib topology firmware first-run molecule molecule-containers build bench scale"
 
 bootstrap:
 	@tools/bootstrap
@@ -102,6 +102,10 @@ ib: bootstrap-nolab
 topology: bootstrap-nolab
 	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadfile --junitxml=$(LOGS)/verify-topology.xml \
 		tests/slurm tests/lldp tests/topology
+
+# nic_firmware against the real mstconfig (Debian's mstflint) on this machine, which has no Mellanox device (tests/firmware)
+firmware: bootstrap-nolab
+	mkdir -p $(LOGS) && $(VENV)/bin/python -m pytest -p no:cacheprovider -q --junitxml=$(LOGS)/verify-firmware.xml tests/firmware
 
 molecule: bootstrap
 	mkdir -p $(LOGS) && cd $(TOP) && PYTEST_ADDOPTS="--junitxml=$(LOGS)/verify-default.xml" molecule test

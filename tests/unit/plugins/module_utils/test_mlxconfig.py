@@ -310,3 +310,13 @@ def test_plan_never_sets_a_pending_key(current, nxt, want, sriov_current, sriov_
             assert not assigned
     assert result["reboot_required"] is bool(result["set"] or result["pending"])
     assert (result["keys"]["NUM_OF_VFS"]["state"] == m.REBOOT_PENDING) is (nxt == want != current)
+
+
+def test_the_real_no_device_answer_of_mstflint_4_21():
+    """Recorded from Debian 12's mstconfig on a machine without a Mellanox device (tests/firmware checks it stays so)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlxconfig", "mstflint_4.21_debian12_no_device.txt"),
+              encoding="utf-8") as handle:
+        text = handle.read()
+    assert m.no_device(text) and text.strip() == m.NO_DEVICE_ERROR
+    with pytest.raises(ValueError):
+        m.parse(text)
