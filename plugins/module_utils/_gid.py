@@ -616,6 +616,9 @@ def collect(devices=None, port=None, roce_defaults=True, gid_table=True) -> dict
             "node_guid": guid,
             "sys_image_guid": _sysfs.read_attr(os.path.join(device_dir, "sys_image_guid")),
             "fw_ver": _sysfs.read_attr(os.path.join(device_dir, "fw_ver")),
+            # the vendor driver's board (PSID, the firmware image's board: MT_0000000224) and chip (MT4123); soft devices have neither
+            "board_id": _sysfs.read_attr(os.path.join(device_dir, "board_id")),
+            "hca_type": _sysfs.read_attr(os.path.join(device_dir, "hca_type")),
             "node_type": node_type,
             "driver": device_driver(device_dir),
             "ports": {},

@@ -137,6 +137,8 @@ ansible_facts:
           node_guid: 5054:00ff:fe77:0001
           sys_image_guid: 5054:00ff:fe77:0001
           fw_ver: ""
+          board_id: null
+          hca_type: null
           node_type: CA
           driver: rxe
           ports:
@@ -163,6 +165,16 @@ ansible_facts:
         fw_ver:
           description: The firmware version; empty for soft devices.
           type: str
+        board_id:
+          description:
+            - The board ID a hardware driver reports (C(board_id) in sysfs), the PSID of the firmware image on NVIDIA cards
+              (for example V(MT_0000000224)); null for soft devices.
+          type: str
+          version_added: 0.2.0
+        hca_type:
+          description: The chip a hardware driver reports (for example V(MT4123) for a ConnectX-6); null for soft devices.
+          type: str
+          version_added: 0.2.0
         node_type:
           description: The node type name (V(CA), V(RNIC), V(switch), V(router)).
           type: str

@@ -116,7 +116,7 @@ def add_mlx5_ib(root, name="mlx5_0", ports=2) -> None:
     """An InfiniBand HCA: PCI parent, mlx5_core driver, IPoIB netdevs, IB GIDs without ndevs."""
     base = _device(root, name, {
         "node_type": "1: CA", "node_desc": "host1 mlx5_0", "node_guid": "b859:9f03:00d4:1a2e",
-        "sys_image_guid": "b859:9f03:00d4:1a2e", "fw_ver": "20.31.1014", "hca_type": "MT4123",
+        "sys_image_guid": "b859:9f03:00d4:1a2e", "fw_ver": "20.31.1014", "hca_type": "MT4123", "board_id": "MT_0000000224",
     }, virtual=False)
     pci = "devices/pci0000:00/0000:00:03.0"
     os.makedirs(os.path.join(str(root), "bus/pci/drivers/mlx5_core"), exist_ok=True)

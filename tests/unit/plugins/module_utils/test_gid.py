@@ -300,14 +300,16 @@ def test_collect_lab_tree(sysroot):
     assert facts["missing"] == []
     assert facts["rdma_devices"] == {
         "rxe0": {
-            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "CA",
+            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "board_id": None, "hca_type": None,
+            "node_type": "CA",
             "driver": "rxe",
             "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
                             "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 2,
                             "transport": "RoCE", "gid_types": ["RoCE v2"], **NO_CM}},
         },
         "siw0": {
-            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "node_type": "RNIC",
+            "node_guid": trees.ETH1_GUID, "sys_image_guid": trees.ETH1_GUID, "fw_ver": "", "board_id": None, "hca_type": None,
+            "node_type": "RNIC",
             "driver": "siw",
             "ports": {"1": {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "Ethernet",
                             "rate": "2.5 Gb/sec (1X SDR)", "lid": 0, "sm_lid": 0, "netdev": "eth1", "gid_count": 1,
@@ -352,6 +354,7 @@ def test_collect_infiniband_hca(sysroot):
     dev = facts["rdma_devices"]["mlx5_0"]
     assert dev["driver"] == "mlx5_core"
     assert dev["fw_ver"] == "20.31.1014"
+    assert (dev["board_id"], dev["hca_type"]) == ("MT_0000000224", "MT4123")
     ib = dev["ports"]["1"].pop("ib")  # the InfiniBand facts: test_collect_ib_* below
     assert dev["ports"]["1"] == {"state": "ACTIVE", "phys_state": "LinkUp", "link_layer": "InfiniBand",
                                  "rate": "200 Gb/sec (4X HDR)", "lid": 18, "sm_lid": 1, "netdev": "ib0", "gid_count": 1,
