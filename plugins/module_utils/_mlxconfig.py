@@ -526,3 +526,31 @@ def printed(want: Value, entry: dict) -> str:
 
 # how mlxconfig spells the first-class aliases (True(1), ETH(2)) when the device printed none of them for the key
 _PRINTED_ALIASES = {"true": "True", "false": "False", "ib": "IB", "eth": "ETH", "vpi": "VPI"}
+
+
+def check_static(desired, raw, allow, option: str = "settings", raw_option: str = "raw_settings") -> None:
+    """What can be refused without the card's query (a role's input check): first-class keys and their values, the
+    form of the other keys, first-class keys given as raw, dangerous keys not allowed."""
+    if not isinstance(desired, dict):
+        raise ValueError(f"{option}: {desired!r} is not a mapping; allowed: {{KEY: value}}")
+    if not isinstance(raw, dict):
+        raise ValueError(f"{raw_option}: {raw!r} is not a mapping; allowed: {{KEY: value}}")
+    allow = check_allow(allow, option.rsplit(".", 1)[0] + ".allow" if "." in option else "allow")
+    for key, value in desired.items():
+        if key not in FIRST_CLASS:
+            raise ValueError(
+                f"{option}.{key}: unknown key {key!r}; allowed: {', '.join(sorted(FIRST_CLASS))} (any other key through {raw_option})"
+            )
+        _first_class(key, value, option)
+    for key, value in raw.items():
+        where = f"{raw_option}.{key}"
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            raise ValueError(f"{raw_option}: {key!r} is not a parameter name; allowed: NAME or NAME[index] (upper case, digits, '_')")
+        if key in FIRST_CLASS:
+            raise ValueError(f"{where}: {key} is a first-class key; allowed: set it through {option}.{key}")
+        base = key.split("[", 1)[0]
+        if base in DANGEROUS_KEYS and key not in allow and base not in allow:
+            raise ValueError(f"{where}: {key} is a dangerous key; allowed: only when named in the allow list")
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not _WORD.fullmatch(value)
+                                                                          and not _NUMBER.fullmatch(value)):
+            raise ValueError(f"{where}: {value!r} is not allowed; allowed: an integer or a word the tool prints for {key}")

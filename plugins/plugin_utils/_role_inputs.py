@@ -28,6 +28,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _counters,
     _ipoib,
     _limits,
+    _mlxconfig,
     _persist,
     _rdma_tool,
     _roce,
@@ -47,6 +48,14 @@ ROLE_VARIABLES = {
         "rdma_core_memlock_systemd",
     ),
     "ipoib": ("ipoib_connections", "ipoib_install_networkmanager"),
+    "nic_firmware": (
+        "nic_firmware_devices",
+        "nic_firmware_tool",
+        "nic_firmware_reboot",
+        "nic_firmware_reboot_batch",
+        "nic_firmware_reboot_timeout",
+        "nic_firmware_rdma_devices",
+    ),
     "topology": (
         "topology_source",
         "topology_ib_rails",
@@ -723,6 +732,30 @@ def _topology_role(errors: _Errors, settings: dict) -> None:
                    "what ibnetdiscover printed")
 
 
+# --- nic_firmware ------------------------------------------------------------------------------------------
+
+def _nic_firmware(errors: _Errors, settings: dict) -> None:
+    """What the module refuses without the card's query, per device; the reboot's batch and timeout as throttle and reboot take them."""
+    seen = {}
+    for index, entry in _items(errors, settings["nic_firmware_devices"], "nic_firmware_devices"):
+        path = f"nic_firmware_devices[{index}]"
+        if not _known_keys(errors, entry, path, ("device", "settings", "raw_settings", "allow")):
+            continue
+        if "device" not in entry:
+            errors.add(f"{path}.device: required; allowed: a PCI address (0000:03:00.0) or /dev/mst/<name>")
+            continue
+        device = errors.check(_mlxconfig.device, entry["device"], f"{path}.device")
+        if device is not _INVALID:
+            _listed_once(errors, seen, device, index, f"{path}.device", repr(device), "each card once")
+        errors.check(_mlxconfig.check_static, entry.get("settings", {}), entry.get("raw_settings", {}), entry.get("allow", []),
+                     f"{path}.settings", f"{path}.raw_settings")
+    errors.check(_validate.choice, settings["nic_firmware_tool"], ("auto", "mstconfig", "mlxconfig"), "nic_firmware_tool")
+    _boolean(errors, settings, "nic_firmware_reboot")
+    errors.check(_validate.int_in_range, settings["nic_firmware_reboot_batch"], 1, 10000, "nic_firmware_reboot_batch")
+    errors.check(_validate.int_in_range, settings["nic_firmware_reboot_timeout"], 60, 7200, "nic_firmware_reboot_timeout")
+    errors.check(_validate.name_list, settings["nic_firmware_rdma_devices"], "nic_firmware_rdma_devices", _validate.rdma_device_name)
+
+
 CHECKS = {
     "soft_rdma": _soft_rdma,
     "rdma_core": _rdma_core,
@@ -733,6 +766,7 @@ CHECKS = {
     "subnet_manager": _subnet_manager,
     "nfs_rdma": _nfs_rdma_role,
     "topology": _topology_role,
+    "nic_firmware": _nic_firmware,
 }
 
 

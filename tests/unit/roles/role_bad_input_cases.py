@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the nine roles, as data.
+"""Malformed inputs for the entry points of the ten roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -27,7 +27,8 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 
 MISSING = object()  # as a value: remove the key
 
-ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma", "topology")
+ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma", "topology",
+         "nic_firmware")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -127,6 +128,16 @@ BASE = {
         "subnet_manager_manage_service": True,
         "subnet_manager_config_dir": "",
         "subnet_manager_validate": True,
+    },
+    "nic_firmware": {
+        # the module's first query reaches for the host
+        "nic_firmware_devices": [{"device": "0000:03:00.0", "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8, "LINK_TYPE_P1": "ETH"},
+                                  "raw_settings": {"NUM_OF_PF": 1}, "allow": ["NUM_OF_PF"]}],
+        "nic_firmware_tool": "auto",
+        "nic_firmware_reboot": True,
+        "nic_firmware_reboot_batch": 1,
+        "nic_firmware_reboot_timeout": 900,
+        "nic_firmware_rdma_devices": ["mlx5_0"],
     },
     "topology": {
         # LLDP read on the host itself: the first task after the input check reaches for the host
@@ -421,6 +432,21 @@ def _corpus() -> list:
     case("topology", "topology_slurm_node_names.node01", "bracket-injection", "n[1-2]", "topology_slurm_node_names['node01']")
     each("topology", "topology_slurm_block_sizes", [("decreasing", [16, 4]), ("zero", [0])])
     case("topology", "topology_slurm_reconfigure", "word", "sometimes")
+
+    # nic_firmware ------------------------------------------------------------------------------
+    # what the module refuses without the card, per card: the device, the keys and values, dangerous keys, the reboot's text
+    each("nic_firmware", "nic_firmware_devices[0].device", [("interface-name", "eth0"), ("option-injection", "-y")])
+    each("nic_firmware", "nic_firmware_devices[0].settings.NUM_OF_VFS", [("above-127", 128), ("leading-zero", "08")])
+    case("nic_firmware", "nic_firmware_devices[0].settings.LINK_TYPE_P1", "unknown-type", "infiniband")
+    case("nic_firmware", "nic_firmware_devices[0].settings.PCI_WR_ORDERING", "not-first-class", 1)
+    case("nic_firmware", "nic_firmware_devices[0].raw_settings.SRIOV_EN", "first-class-as-raw", 1)
+    case("nic_firmware", "nic_firmware_devices[0].allow", "dangerous-not-allowed", [], "nic_firmware_devices[0].raw_settings.NUM_OF_PF")
+    case("nic_firmware", "nic_firmware_devices[0].allow[1]", "not-a-dangerous-key", "SRIOV_EN", "nic_firmware_devices[0].allow[1]")
+    case("nic_firmware", "nic_firmware_devices[1]", "same-card-twice", {"device": "0000:03:00.0"}, "nic_firmware_devices[1].device")
+    case("nic_firmware", "nic_firmware_tool", "unknown", "flint")
+    each("nic_firmware", "nic_firmware_reboot_batch", [("zero", 0), ("text-with-space", "2 ")])
+    case("nic_firmware", "nic_firmware_reboot_timeout", "too-short", 5)
+    case("nic_firmware", "nic_firmware_rdma_devices[0]", "dotdot-path", "../x")
     return cases
 
 
