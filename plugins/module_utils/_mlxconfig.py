@@ -377,6 +377,25 @@ def bluefield_dpu(parsed: dict) -> bool:
     return False
 
 
+def _first_class_key(key, value, option: str, raw_option: str) -> Value:
+    if key not in FIRST_CLASS:
+        raise ValueError(f"{option}.{key}: unknown key {key!r}; allowed: {', '.join(sorted(FIRST_CLASS))} (any other key through {raw_option})")
+    return _first_class(key, value, option)
+
+
+def _raw_key(key, allow, option: str, raw_option: str) -> str:
+    """The rules a raw key meets whatever the card prints; its base name (NAME of NAME[i])."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise ValueError(f"{raw_option}: {key!r} is not a parameter name; allowed: NAME or NAME[index] (upper case, digits, '_')")
+    where = f"{raw_option}.{key}"
+    if key in FIRST_CLASS:
+        raise ValueError(f"{where}: {key} is a first-class key; allowed: set it through {option}.{key}")
+    base = key.split("[", 1)[0]
+    if base in DANGEROUS_KEYS and key not in allow and base not in allow:
+        raise ValueError(f"{where}: {key} is a dangerous key; allowed: only when named in the allow list")
+    return base
+
+
 def validate(desired: dict, parsed: dict, raw: dict = None, allow: frozenset = frozenset(),
              option: str = "settings", raw_option: str = "raw_settings") -> dict:
     """{KEY: Value} for the first-class keys in desired and the other keys in raw; ValueError otherwise."""
@@ -394,24 +413,12 @@ def validate(desired: dict, parsed: dict, raw: dict = None, allow: frozenset = f
         )
     wanted = {}
     for key, value in desired.items():
-        if key not in FIRST_CLASS:
-            raise ValueError(
-                f"{option}.{key}: unknown key {key!r}; allowed: {', '.join(sorted(FIRST_CLASS))} (any other key through {raw_option})"
-            )
-        wanted[key] = _first_class(key, value, option)
+        wanted[key] = _first_class_key(key, value, option, raw_option)
         if key not in params:
             raise ValueError(f"{option}.{key}: {key} is not in this device's query; allowed: the keys the device prints")
     for key, value in raw.items():
         where = f"{raw_option}.{key}"
-        if not isinstance(key, str) or not _KEY.fullmatch(key):
-            raise ValueError(f"{raw_option}: {key!r} is not a parameter name; allowed: NAME or NAME[index] (upper case, digits, '_')")
-        if key in FIRST_CLASS:
-            raise ValueError(f"{where}: {key} is a first-class key; allowed: set it through {option}.{key}")
-        if key in wanted:
-            raise ValueError(f"{where}: {key} is given twice")
-        base = key.split("[", 1)[0]
-        if base in DANGEROUS_KEYS and key not in allow and base not in allow:
-            raise ValueError(f"{where}: {key} is a dangerous key; allowed: only when named in the allow list")
+        base = _raw_key(key, allow, option, raw_option)
         if key not in params:
             if base in ADVANCED_PCI_KEYS:
                 raise ValueError(
@@ -537,20 +544,10 @@ def check_static(desired, raw, allow, option: str = "settings", raw_option: str 
         raise ValueError(f"{raw_option}: {raw!r} is not a mapping; allowed: {{KEY: value}}")
     allow = check_allow(allow, option.rsplit(".", 1)[0] + ".allow" if "." in option else "allow")
     for key, value in desired.items():
-        if key not in FIRST_CLASS:
-            raise ValueError(
-                f"{option}.{key}: unknown key {key!r}; allowed: {', '.join(sorted(FIRST_CLASS))} (any other key through {raw_option})"
-            )
-        _first_class(key, value, option)
+        _first_class_key(key, value, option, raw_option)
     for key, value in raw.items():
         where = f"{raw_option}.{key}"
-        if not isinstance(key, str) or not _KEY.fullmatch(key):
-            raise ValueError(f"{raw_option}: {key!r} is not a parameter name; allowed: NAME or NAME[index] (upper case, digits, '_')")
-        if key in FIRST_CLASS:
-            raise ValueError(f"{where}: {key} is a first-class key; allowed: set it through {option}.{key}")
-        base = key.split("[", 1)[0]
-        if base in DANGEROUS_KEYS and key not in allow and base not in allow:
-            raise ValueError(f"{where}: {key} is a dangerous key; allowed: only when named in the allow list")
+        _raw_key(key, allow, option, raw_option)
         if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not _WORD.fullmatch(value)
                                                                           and not _NUMBER.fullmatch(value)):
             raise ValueError(f"{where}: {value!r} is not allowed; allowed: an integer or a word the tool prints for {key}")
