@@ -14,7 +14,7 @@ import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee"]
-LAB = ["ecosystem", "ib", "first-run", "molecule", "molecule-containers"]
+LAB = ["ecosystem", "ib", "topology", "firmware", "first-run", "molecule", "molecule-containers"]
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice> <stdin>" and "end PART" to the
 # record, prints a line and fails for FAIL_PART. With two lanes, first-run waits (up to 60 s) until sanity has started: the
