@@ -55,6 +55,7 @@ ROLE_VARIABLES = {
         "nic_firmware_reboot_batch",
         "nic_firmware_reboot_timeout",
         "nic_firmware_rdma_devices",
+        "nic_firmware_reboot_test_command",
     ),
     "topology": (
         "topology_source",
@@ -754,6 +755,7 @@ def _nic_firmware(errors: _Errors, settings: dict) -> None:
     errors.check(_validate.int_in_range, settings["nic_firmware_reboot_batch"], 1, 10000, "nic_firmware_reboot_batch")
     errors.check(_validate.int_in_range, settings["nic_firmware_reboot_timeout"], 60, 7200, "nic_firmware_reboot_timeout")
     errors.check(_validate.name_list, settings["nic_firmware_rdma_devices"], "nic_firmware_rdma_devices", _validate.rdma_device_name)
+    _text(errors, settings, "nic_firmware_reboot_test_command")
 
 
 CHECKS = {

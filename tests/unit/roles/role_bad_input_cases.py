@@ -138,6 +138,7 @@ BASE = {
         "nic_firmware_reboot_batch": 1,
         "nic_firmware_reboot_timeout": 900,
         "nic_firmware_rdma_devices": ["mlx5_0"],
+        "nic_firmware_reboot_test_command": "whoami",
     },
     "topology": {
         # LLDP read on the host itself: the first task after the input check reaches for the host
@@ -447,6 +448,7 @@ def _corpus() -> list:
     each("nic_firmware", "nic_firmware_reboot_batch", [("zero", 0), ("text-with-space", "2 ")])
     case("nic_firmware", "nic_firmware_reboot_timeout", "too-short", 5)
     case("nic_firmware", "nic_firmware_rdma_devices[0]", "dotdot-path", "../x")
+    case("nic_firmware", "nic_firmware_reboot_test_command", "number-for-text", 5)
     return cases
 
 
