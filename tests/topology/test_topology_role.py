@@ -151,17 +151,21 @@ def test_the_role_runs_ibnetdiscover_itself(tmp_path):
                                 "PATH": ibsim_fabric.PATH},
                 "roles": [{"role": "rdma.fabric.topology", "vars": {
                     "topology_ib_rails": [{"name": "rail0", "host": "node02", "ca": "ibsim0", "port": 1}]}}],
-                "post_tasks": [{"name": "Keep the facts", "run_once": True, "changed_when": False, "ansible.builtin.copy": {
+                "post_tasks": [{"name": "Keep the facts", "run_once": True, "changed_when": False, "check_mode": False, "ansible.builtin.copy": {
                     "content": "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'topology_place'))) "
                                "| to_json }}", "dest": str(tmp_path / "facts.json"), "mode": "0600"}}]}
-        rc, output, _recap = run_playbook(tmp_path, [play], "live", "-v")
-    assert rc == 0, output[-3000:]
-    assert re.search(r"ok: \[node01 -> node02\] => \(item=rail0: node02 ibsim0/1\)", output), output[-3000:]
-    with open(tmp_path / "facts.json", encoding="utf-8") as handle:
-        facts = json.load(handle)
-    for leaf, hosts in FATTREE.items():
-        for host in hosts:
-            assert facts[host]["rail0"]["leaf"] == leaf and facts[host]["rail0"]["spines"] == ["spine1", "spine2"], facts[host]
+        runs = [run_playbook(tmp_path, [play], "live", "-v")]
+        (tmp_path / "facts.json").rename(tmp_path / "facts-run.json")
+        runs.append(run_playbook(tmp_path, [play], "live-check", "-v", "--check"))  # reading the fabric is no change
+        (tmp_path / "facts.json").rename(tmp_path / "facts-check.json")
+    for (rc, output, _recap), mode in zip(runs, ("run", "check")):
+        assert rc == 0, output[-3000:]
+        assert re.search(r"ok: \[node01 -> node02\] => \(item=rail0: node02 ibsim0/1\)", output), output[-3000:]
+        with open(tmp_path / f"facts-{mode}.json", encoding="utf-8") as handle:
+            facts = json.load(handle)
+        for leaf, hosts in FATTREE.items():
+            for host in hosts:
+                assert facts[host]["rail0"]["leaf"] == leaf and facts[host]["rail0"]["spines"] == ["spine1", "spine2"], (mode, facts[host])
 
 
 def test_groups_and_facts_are_what_the_cabling_says(written):
