@@ -548,6 +548,6 @@ def check_static(desired, raw, allow, option: str = "settings", raw_option: str 
     for key, value in raw.items():
         where = f"{raw_option}.{key}"
         _raw_key(key, allow, option, raw_option)
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not _WORD.fullmatch(value)
-                                                                          and not _NUMBER.fullmatch(value)):
+        text = isinstance(value, str) and (_WORD.fullmatch(value) or _NUMBER.fullmatch(value))
+        if isinstance(value, bool) or not (isinstance(value, int) or text):
             raise ValueError(f"{where}: {value!r} is not allowed; allowed: an integer or a word the tool prints for {key}")

@@ -116,7 +116,7 @@ pending:
   type: list
   elements: str
   sample: [NUM_OF_VFS]
-keys:
+key_states:
   description: Per wanted key its state (V(in_sync), V(reboot_pending), V(needs_set)) and the values, as the tool prints them.
   returned: success
   type: dict
@@ -225,7 +225,7 @@ def main():
         planned = _mlxconfig.plan(params["settings"], parsed, raw=params["raw_settings"], allow=frozenset(params["allow"]))
         changes = track(parsed, planned)
         result = {"reboot_required": planned["reboot_required"], "pending": planned["pending"], "device_info": parsed["device"],
-                  "keys": {key: dict(shown(parsed["params"][key]), state=item["state"],
+                  "key_states": {key: dict(shown(parsed["params"][key]), state=item["state"],
                                      want=_mlxconfig.printed(item["want"], parsed["params"][key]))
                            for key, item in planned["keys"].items()},
                   "before": changes.before, "after": changes.after, "diff": changes.diff()}

@@ -38,8 +38,8 @@ def test_the_module_reports_it_in_one_line(tmp_path):
     play = [{"name": "nic_firmware on a machine without the card", "hosts": "localhost", "gather_facts": False, "tasks": [{
         "name": "Set SR-IOV", "rdma.fabric.nic_firmware": {"device": DEVICE, "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8}},
         "register": "firmware", "ignore_errors": True}, {
-        "name": "Keep the result", "ansible.builtin.copy": {"content": "{{ firmware | to_json }}", "dest": str(tmp_path / "result.json"),
-                                                              "mode": "0600"}}]}]
+        "name": "Keep the result", "ansible.builtin.copy": {
+            "content": "{{ firmware | to_json }}", "dest": str(tmp_path / "result.json"), "mode": "0600"}}]}]
     (tmp_path / "play.yml").write_text(json.dumps(play), encoding="utf-8")
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.environ.get("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections")))

@@ -220,7 +220,7 @@ def run(argv, state, stdin=None):
     if command in ("query", "q"):
         for name in rest:
             if not visible(state, name):
-                return ERROR, render(state, verbose, ()).split("Configurations:")[0] + f"-E- The Device doesn't support {name} parameter\n"
+                return ERROR, render(state, verbose, ()).split("Configurations:", maxsplit=1)[0] + f"-E- The Device doesn't support {name} parameter\n"
         return OK, render(state, verbose, rest)
     if command in ("set", "s"):
         changes = {}

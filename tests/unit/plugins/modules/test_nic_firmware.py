@@ -61,8 +61,8 @@ def test_set_then_reboot_pending_then_in_sync(card):
     exited, result = run({"settings": {"SRIOV_EN": True, "NUM_OF_VFS": 16, "LINK_TYPE_P1": "IB"}})
     assert exited and result["changed"] is True and result["reboot_required"] is True, result
     assert card.sets() == [["/usr/bin/mstconfig", "-d", DEVICE, "-y", "set", "LINK_TYPE_P1=1", "NUM_OF_VFS=16"]]
-    assert result["keys"]["SRIOV_EN"]["state"] == "in_sync"
-    assert result["keys"]["NUM_OF_VFS"] == {"state": "needs_set", "want": "16", "default": "8", "current": "5", "next": "10"}
+    assert result["key_states"]["SRIOV_EN"]["state"] == "in_sync"
+    assert result["key_states"]["NUM_OF_VFS"] == {"state": "needs_set", "want": "16", "default": "8", "current": "5", "next": "10"}
     assert result["diff"]["after"]["NUM_OF_VFS"] == {"default": "8", "current": "5", "next": "16"}
     assert result["diff"]["before"]["LINK_TYPE_P1"]["next"] == "ETH(2)" and result["diff"]["after"]["LINK_TYPE_P1"]["next"] == "IB(1)"
     # the second run before the reboot: both keys pending, nothing set again
@@ -73,7 +73,7 @@ def test_set_then_reboot_pending_then_in_sync(card):
     card.reboot()
     exited, result = run({"settings": {"SRIOV_EN": True, "NUM_OF_VFS": 16, "LINK_TYPE_P1": "IB"}})
     assert exited and result["changed"] is False and result["reboot_required"] is False and result["pending"] == []
-    assert {item["state"] for item in result["keys"].values()} == {"in_sync"}
+    assert {item["state"] for item in result["key_states"].values()} == {"in_sync"}
 
 
 def test_a_value_already_next_is_pending_and_never_set_again(card):
