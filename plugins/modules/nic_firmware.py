@@ -224,10 +224,10 @@ def main():
         parsed = read(kit, binary, dev, params["raw_settings"])
         planned = _mlxconfig.plan(params["settings"], parsed, raw=params["raw_settings"], allow=frozenset(params["allow"]))
         changes = track(parsed, planned)
+        states = {key: dict(shown(parsed["params"][key]), state=item["state"], want=_mlxconfig.printed(item["want"], parsed["params"][key]))
+                  for key, item in planned["keys"].items()}
         result = {"reboot_required": planned["reboot_required"], "pending": planned["pending"], "device_info": parsed["device"],
-                  "key_states": {key: dict(shown(parsed["params"][key]), state=item["state"],
-                                     want=_mlxconfig.printed(item["want"], parsed["params"][key]))
-                           for key, item in planned["keys"].items()},
+                  "key_states": states,
                   "before": changes.before, "after": changes.after, "diff": changes.diff()}
 
         if planned["set"]:  # check mode: recorded in commands, not run
