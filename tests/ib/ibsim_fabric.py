@@ -73,8 +73,6 @@ class Fabric:
         self.processes[name] = (proc, cwd)
         return proc
 
-    _kill = staticmethod(bounded.kill)
-
     def output(self, name: str) -> str:
         with open(os.path.join(self.processes[name][1], "output.txt"), encoding="utf-8", errors="replace") as handle:
             return handle.read()
@@ -116,13 +114,7 @@ class Fabric:
         os.kill(proc.pid, sig)
 
     def stop(self, name: str, sig=signal.SIGTERM, timeout: float = 10) -> int:
-        proc = self.processes[name][0]
-        self._kill(proc, sig)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._kill(proc, signal.SIGKILL)
-            return proc.wait(5)
+        return bounded.stop(self.processes[name][0], sig, timeout)
 
     def close(self) -> None:
         """Every OpenSM first (they exit cleanly on SIGTERM), then ibsim."""

@@ -268,8 +268,6 @@ class Controller:
         self.processes[name] = proc
         return proc
 
-    _kill = staticmethod(bounded.kill)
-
     def output(self, name: str) -> str:
         try:
             with open(self.host("out", f"{name}.txt"), encoding="utf-8", errors="replace") as handle:
@@ -334,12 +332,7 @@ class Controller:
         proc = self.processes.get(name)
         if proc is None:
             return None
-        self._kill(proc, sig)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._kill(proc, signal.SIGKILL)
-            return proc.wait(5)
+        return bounded.stop(proc, sig, timeout)
 
     def close(self) -> None:
         """slurmctld, then munged, by PID; the timers; the socket directory."""

@@ -4,7 +4,8 @@
 """The test harnesses' daemons (ibsim and OpenSM, munged and slurmctld), each bounded in time.
 
 spawn() starts one with its output in a file and a timer that kills it by PID (SIGKILL) after its limit,
-whatever the test does; kill() ends one by PID if it is still running. Nothing else is ever signalled.
+whatever the test does; kill() ends one by PID if it is still running; stop() asks it to end and waits, then
+kills it. Nothing else is ever signalled.
 """
 
 from __future__ import annotations
@@ -34,3 +35,13 @@ def spawn(argv: list, output: str, limit: float, timers: list, **popen) -> subpr
     timer.start()
     timers.append(timer)
     return proc
+
+
+def stop(proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 10):
+    """sig to proc, its exit code within timeout, else SIGKILL and its exit code."""
+    kill(proc, sig)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        kill(proc, signal.SIGKILL)
+        return proc.wait(5)
