@@ -13,8 +13,10 @@ import subprocess
 import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
+FIRST = ["ecosystem", "ib", "topology", "firmware"]  # the no-lab lane's head, at the lab lane's priority
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee"]
-LAB = ["ecosystem", "ib", "topology", "firmware", "first-run", "molecule", "molecule-containers"]
+LAB = ["first-run", "molecule", "molecule-containers"]
+ALL = NOLAB + FIRST + LAB
 
 # The stand-in: `make --no-print-directory PART` writes "start PART <nice> <session> <autogroup nice> <stdin>" and "end PART" to the
 # record, prints a line and fails for FAIL_PART. With two lanes, first-run waits (up to 60 s) until sanity has started: the
@@ -51,36 +53,39 @@ def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path)
     proc, lines, rows = run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     fields = {line.split()[1]: line.split()[2:] for line in lines if line.startswith("start ")}
-    assert sorted(fields) == sorted(NOLAB + LAB)
+    assert sorted(fields) == sorted(ALL)
     starts = {part: int(values[0]) for part, values in fields.items()}
     own = os.nice(0)  # the niceness this test runs with; nice 19 is the most a process gets
     assert all(starts[part] == min(19, own + 19) for part in NOLAB), starts
-    assert all(starts[part] == own for part in LAB), starts
-    # the no-lab lane runs in a session of its own whose autogroup has nice 19 (nice alone counts only inside a session)
-    assert len({fields[part][1] for part in NOLAB}) == 1
-    assert {fields[part][1] for part in NOLAB}.isdisjoint(fields[part][1] for part in LAB)
+    assert all(starts[part] == own for part in FIRST + LAB), starts
+    # the no-lab lane runs in a session of its own (nice alone counts only inside a session); its autogroup gets nice 19
+    # once its first parts, which wait on wall clocks, are done
+    assert len({fields[part][1] for part in NOLAB + FIRST}) == 1
+    assert {fields[part][1] for part in NOLAB + FIRST}.isdisjoint(fields[part][1] for part in LAB)
     assert {fields[part][2] for part in NOLAB} == {"19"}, fields
+    assert {fields[part][2] for part in FIRST} == {"0"}, fields
+    assert max(lines.index(f"end {part}") for part in FIRST) < lines.index("start sanity " + " ".join(fields["sanity"]))
     # no lane shares make test's stdin: ssh sets O_NONBLOCK on it and ansible in another lane then refuses to start
     assert {values[3] for values in fields.values()} == {"/dev/null"}, fields
     # each lane keeps its order; the two run at once (the no-lab lane started before the first lab part ended)
-    for lane in (NOLAB, LAB):
+    for lane in (FIRST + NOLAB, LAB):
         assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
     assert lines.index("start sanity " + " ".join(fields["sanity"])) < lines.index("end first-run")
     # the lab lane prints its output, the no-lab lane only into its logs
-    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout
+    assert "output of molecule" in proc.stdout and "output of sanity" not in proc.stdout and "output of ib" not in proc.stdout
     assert (tmp_path / "logs" / "sanity.log").read_text(encoding="utf-8") == "output of sanity\n"
     phases = [row for row in rows if row["kind"] == "phase"]
-    assert sorted(row["name"] for row in phases) == sorted(NOLAB + LAB)
+    assert sorted(row["name"] for row in phases) == sorted(ALL)
     assert all(0 <= row["cpu_percent"] <= 100 for row in phases)
     assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
     assert "| **make test, wall clock** |" in proc.stdout
 
 
-@pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "molecule"), ("1", "first-run")])
+@pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "ib"), ("2", "molecule"), ("1", "first-run")])
 def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
     proc, lines, rows = run(tmp_path, lanes, fail)
     assert proc.returncode == 1
-    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(NOLAB + LAB)
+    assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(ALL)
     assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
     assert f"[failed] {fail}:" in proc.stderr
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
@@ -89,6 +94,6 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
-    assert [line.split()[1] for line in lines if line.startswith("start ")] == NOLAB + LAB
+    assert [line.split()[1] for line in lines if line.startswith("start ")] == ALL
     assert all(line.split()[2] == str(os.nice(0)) for line in lines if line.startswith("start "))
-    assert [row["name"] for row in rows if row["kind"] == "phase"] == NOLAB + LAB
+    assert [row["name"] for row in rows if row["kind"] == "phase"] == ALL
