@@ -217,7 +217,9 @@ def main():
     with kit.failures():
         params = module.params
         dev = _mlxconfig.device(params["device"])
-        _mlxconfig.check_allow(params["allow"])
+        # all that can be refused without the card (first-class keys and values, raw keys' form, dangerous keys
+        # not allowed), before the tool is looked for or run; what needs the card's query is refused after it
+        _mlxconfig.check_static(params["settings"], params["raw_settings"], params["allow"])
         binary = find_tool(kit, params["tool"])
 
         # plan: one query, three states; nothing is set yet

@@ -375,6 +375,8 @@ def main():
     wanted_rule = present and params["persistent"]
     with kit.failures():
         _rdma_tool.validate_params(params)
+        if wanted_rule:  # the names first, before the tool is looked for; the tool's path once it is known
+            _persist.check_persistable_names(name, netdev)
         rdma = kit.tool("rdma", RDMA_HINT)
         if wanted_rule:
             _persist.check_persistable(name, netdev, rdma)

@@ -24,6 +24,7 @@ BASE = {
     "tc_rule": {"device": "mlx5_0"},
     "dcb_qos": {"netdev": "eth1"},
     "counter_facts": {},
+    "nic_firmware": {"device": "0000:19:00.0", "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8}},
 }
 
 
@@ -365,6 +366,29 @@ def corpus():
     ):
         case("dcb_qos", option, label, {"ecn": ecn})
     case("dcb_qos", "unsupported", "unknown", {"unsupported": "ignore"})
+
+    # nic_firmware: refused before the tool is looked for or run (what needs the card's query is in test_nic_firmware.py)
+    for label, value in (("empty", ""), ("short", "19:00"), ("function-missing", "0000:19:00"), ("trailing", "0000:19:00.0x"),
+                         ("not-hex", "0000:zz:00.0"), ("function-8", "0000:19:00.8"), ("space", " 0000:19:00.0"),
+                         ("newline", "0000:19:00.0\n"), ("rdma-name", "mlx5_0"), ("mst-outside", "/dev/mst/../../etc/passwd"),
+                         ("path", "/sys/bus/pci/devices/0000:19:00.0"), ("number", 1900)):
+        case("nic_firmware", "device", label, {"device": value})
+    for key, label, value in (("NUM_OF_VFS", "128", 128), ("NUM_OF_VFS", "minus-1", -1), ("NUM_OF_VFS", "word", "many"),
+                              ("NUM_OF_VFS", "bool", True), ("NUM_OF_VFS", "fraction", 1.5), ("SRIOV_EN", "maybe", "maybe"),
+                              ("SRIOV_EN", "2", 2), ("LINK_TYPE_P1", "fc", "FC"), ("LINK_TYPE_P2", "4", 4),
+                              ("CNP_DSCP_P1", "64", 64), ("ROCE_CC_PRIO_MASK_P1", "256", 256), ("CNP_802P_PRIO_P2", "8", 8),
+                              ("ATS_ENABLED", "list", [True]), ("BOGUS_KEY", "unknown", 1), ("PCI_WR_ORDERING", "dangerous", 1)):
+        case("nic_firmware", f"settings.{key}", label, {"settings": {key: value}})
+    for key, label, value in (("PCI_WR_ORDERING", "not-allowed", 1), ("INTERNAL_CPU_MODEL", "not-allowed", "EMBEDDED_CPU"),
+                              ("NUM_OF_PF", "not-allowed", 2), ("X_FLAG", "bool", True), ("X_FLAG", "fraction", 1.5),
+                              ("X_FLAG", "two-words", "a b"), ("X_FLAG", "list", [1]), ("X_FLAG", "semicolon", "A;B")):
+        case("nic_firmware", f"raw_settings.{key}", label, {"raw_settings": {key: value}})
+    case("nic_firmware", "raw_settings", "first-class-as-raw", {"raw_settings": {"NUM_OF_VFS": 4}})
+    case("nic_firmware", "raw_settings", "lower-case-name", {"raw_settings": {"num_of_vfs": 4}})
+    case("nic_firmware", "raw_settings", "option-injection", {"raw_settings": {"-y": 1}})
+    case("nic_firmware", "allow[0]", "not-dangerous", {"allow": ["SRIOV_EN"]})
+    case("nic_firmware", "allow[1]", "unknown", {"allow": ["PCI_WR_ORDERING", "EVERYTHING"]})
+    case("nic_firmware", "tool", "unknown", {"tool": "flint"})
     cases.extend(round_two())
     cases.extend(case[1:] for case in round_three_cases())
     return cases
@@ -502,6 +526,7 @@ LIST_OPTIONS = [
     ("ipoib_connection", "ipv6.addresses", lambda v: {"ipv6": {"method": "manual", "addresses": v}}),
     ("ipoib_connection", "ipv6.dns", lambda v: {"ipv6": {"dns": v}}),
     ("tc_rule", "rules", lambda v: {"rules": v}),
+    ("nic_firmware", "allow", lambda v: {"allow": v}),
 ]
 
 

@@ -23,7 +23,8 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _roce, _sysfs
-from ansible_collections.rdma.fabric.plugins.modules import counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, rdma_link, roce_mode, tc_rule
+from ansible_collections.rdma.fabric.plugins.modules import (
+    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_link, roce_mode, tc_rule)
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
@@ -39,6 +40,7 @@ MODULES = {
     "tc_rule": tc_rule,
     "dcb_qos": dcb_qos,
     "counter_facts": counter_facts,
+    "nic_firmware": nic_firmware,
 }
 
 # The empty directories of the fake host; no file exists anywhere in it.
@@ -85,7 +87,7 @@ def host(tmp_path, harness, monkeypatch):
             raise HostTouched(f"{what} reached with {args[1:] if args and isinstance(args[0], basic.AnsibleModule) else args!r}")
         return forbidden
 
-    for name in ("run_command", "atomic_move", "backup_local"):
+    for name in ("run_command", "atomic_move", "backup_local", "get_bin_path"):
         monkeypatch.setattr(basic.AnsibleModule, name, guard(f"AnsibleModule.{name}"))
     for name in ("path", "read_attr", "write_attr", "list_dir"):
         monkeypatch.setattr(_sysfs, name, guard(f"_sysfs.{name}"))
