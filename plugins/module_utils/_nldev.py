@@ -15,9 +15,14 @@ Format (include/uapi/rdma/rdma_netlink.h; the same numbers in every kernel since
 - RDMA_NLDEV_CMD_STAT_GET (17) with DEV_INDEX and PORT_INDEX (3, u32) answers the port's counters:
   STAT_HWCOUNTERS (80, nested) holds one HWCOUNTER_ENTRY (81, nested) per counter with ENTRY_NAME (82,
   string) and ENTRY_VALUE (83, u64), then an ack. A device without port counters (siw) answers an error.
+- RDMA_NLDEV_CMD_SYS_GET (6) answers the RDMA subsystem's settings, each a u8: SYS_ATTR_NETNS_MODE (66; 1
+  shared, 0 exclusive; since 5.2), SYS_ATTR_COPY_ON_FORK (93; since 5.13), SYS_ATTR_PRIVILEGED_QKEY_MODE (96;
+  since 6.7), SYS_ATTR_MONITOR_MODE (103; since 6.9); a kernel sends only those it knows. RDMA_NLDEV_CMD_SYS_SET
+  (7) takes NETNS_MODE or PRIVILEGED_QKEY_MODE (CAP_NET_ADMIN); switching the netns mode while any network
+  namespace other than the initial one exists answers EBUSY.
 Replies recorded from the lab's kernels (6.1, 6.12, 7.3) are in tests/unit/plugins/module_utils/test_nldev.py.
 
-Everything here is pure except exchange() and read_hw_counters() at the end.
+Everything here is pure except what follows "the socket" below: exchange(), read_system(), set_system() and Reader.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import struct
 NETLINK_RDMA = 20
 RDMA_NL_NLDEV = 5
 CMD_GET = 1
+CMD_SYS_GET = 6
+CMD_SYS_SET = 7
 CMD_STAT_GET = 17
 ATTR_DEV_INDEX = 1
 ATTR_DEV_NAME = 2
@@ -37,6 +44,13 @@ ATTR_STAT_HWCOUNTERS = 80
 ATTR_HWCOUNTER_ENTRY = 81
 ATTR_HWCOUNTER_ENTRY_NAME = 82
 ATTR_HWCOUNTER_ENTRY_VALUE = 83
+ATTR_SYS_NETNS_MODE = 66
+ATTR_SYS_COPY_ON_FORK = 93
+ATTR_SYS_PRIVILEGED_QKEY_MODE = 96
+ATTR_SYS_MONITOR_MODE = 103
+# the settings SYS_GET answers, by the names iproute2's `rdma system show` prints them
+SYSTEM_ATTRS = {"netns": ATTR_SYS_NETNS_MODE, "copy-on-fork": ATTR_SYS_COPY_ON_FORK,
+                "privileged-qkey": ATTR_SYS_PRIVILEGED_QKEY_MODE, "monitor": ATTR_SYS_MONITOR_MODE}
 
 NLM_F_REQUEST = 0x1
 NLM_F_MULTI = 0x2
@@ -69,6 +83,11 @@ def _align(length: int) -> int:
 def u32_attr(kind: int, value: int) -> bytes:
     payload = struct.pack("=I", value)
     return _ATTR.pack(_ATTR.size + len(payload), kind) + payload
+
+
+def u8_attr(kind: int, value: int) -> bytes:
+    payload = struct.pack("=B", value)
+    return _ATTR.pack(_ATTR.size + len(payload), kind) + payload + b"\0" * (_align(len(payload)) - len(payload))
 
 
 def request(command: int, seq: int, attrs: bytes = b"", dump: bool = False) -> bytes:
@@ -153,6 +172,22 @@ def hw_counters(replies: list):
     return None
 
 
+def system_settings(replies: list) -> dict:
+    """{'netns': 'shared' | 'exclusive', 'copy-on-fork': bool, 'privileged-qkey': bool, 'monitor': bool} from the
+    messages answering a CMD_SYS_GET; a setting the kernel did not send is None (it does not have it)."""
+    found = dict.fromkeys(SYSTEM_ATTRS)
+    for message in replies:
+        if message["type"] != message_type(CMD_SYS_GET):
+            continue
+        attrs = dict(attributes(message["payload"]))
+        for name, kind in SYSTEM_ATTRS.items():
+            if kind in attrs and len(attrs[kind]) >= 1:
+                found[name] = bool(attrs[kind][0])
+        if found["netns"] is not None:
+            found["netns"] = "shared" if found["netns"] else "exclusive"
+    return found
+
+
 def answered(replies: list, dump: bool) -> bool:
     """Whether these messages end the answer to one request: NLMSG_DONE for a dump, an error or ack otherwise."""
     last = (NLMSG_DONE, NLMSG_ERROR) if dump else (NLMSG_ERROR,)
@@ -184,6 +219,26 @@ def exchange(sock, command: int, seq: int, attrs: bytes = b"", dump: bool = Fals
 def open_socket():
     """A NETLINK_RDMA socket (OSError where the kernel has no RDMA netlink: EPROTONOSUPPORT without ib_core)."""
     return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
+
+
+def read_system(opener=None) -> dict:
+    """The RDMA subsystem's settings (system_settings); OSError without RDMA netlink (no ib_core)."""
+    sock = (opener or open_socket)()
+    try:
+        sock.settimeout(5)
+        return system_settings(exchange(sock, CMD_SYS_GET, 1))
+    finally:
+        sock.close()
+
+
+def set_system(name: str, enabled: bool, opener=None) -> None:
+    """Set one setting of SYSTEM_ATTRS ('netns': True is shared); NetlinkError as the kernel answers (EBUSY, EPERM)."""
+    sock = (opener or open_socket)()
+    try:
+        sock.settimeout(5)
+        exchange(sock, CMD_SYS_SET, 1, u8_attr(SYSTEM_ATTRS[name], int(bool(enabled))))
+    finally:
+        sock.close()
 
 
 class Reader:

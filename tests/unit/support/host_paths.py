@@ -4,7 +4,7 @@
 """The one seam through which unit tests re-root the host paths the modules use (not a test module).
 
 reroot(monkeypatch, root) points every path constant in HOST_PATHS (sysfs, configfs below it,
-/proc/mounts, /etc, /lib/modules) at the same path below root: /sys -> ROOT/sys,
+/proc/mounts, /etc, /lib/modules, /etc/modprobe.d) at the same path below root: /sys -> ROOT/sys,
 /etc/security/limits.conf -> ROOT/etc/security/limits.conf. Tests build the files they need there;
 the emulators (support/rdma_cm_emulator.py, ...) read the rerooted constants.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _limits, _persist, _rdma_tool, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _limits, _persist, _rdma_system, _rdma_tool, _roce, _sysfs
 
 HOST_PATHS = tuple(
     (module, name, getattr(module, name))
@@ -23,6 +23,7 @@ HOST_PATHS = tuple(
         (_persist, ("UDEV_RULES_DIR", "LINKS_DIR", "SYSTEMD_DIR")),
         (_limits, ("LIMITS_CONF", "LIMITS_DIR", "DEFAULT_DEST", "SYSTEMD_DROPIN")),
         (_rdma_tool, ("MODULES_ROOT",)),
+        (_rdma_system, ("MODPROBE_FILE",)),
     )
     for name in names
 )

@@ -6,7 +6,8 @@
 Usage: copy this file and plugins/module_utils/_nldev.py into one directory of the VM, then
 `python3 record_rdma_netlink.py WHERE > recording.json` (WHERE: 'initial namespace', 'namespace node01', ...).
 Prints one JSON object: uname, where, the raw datagrams (hex) of a CMD_GET dump and of CMD_STAT_GET for port 1 of
-each device, the device indexes, and `rdma -j statistic show link DEV/1` of each device, read right after.
+each device, the device indexes, and `rdma -j statistic show link DEV/1` of each device, read right after; the raw
+datagrams of a CMD_SYS_GET and what `rdma system show` printed right after.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ def main():
         shown = subprocess.run(["rdma", "-j", "statistic", "show", "link", f"{name}/1"], capture_output=True,
                                text=True, check=False, env={"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
         out["rdma_tool"][name] = {"rc": shown.returncode, "stdout": shown.stdout, "stderr": shown.stderr}
+    out["sys_get"] = raw(sock, _nldev.CMD_SYS_GET, len(out["indexes"]) + 2)
+    shown = subprocess.run(["rdma", "system", "show"], capture_output=True, text=True, check=False,
+                           env={"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    out["rdma_system_show"] = {"rc": shown.returncode, "stdout": shown.stdout, "stderr": shown.stderr}
     print(json.dumps(out, indent=1, sort_keys=True))
 
 

@@ -25,6 +25,7 @@ BASE = {
     "dcb_qos": {"netdev": "eth1"},
     "counter_facts": {},
     "nic_firmware": {"device": "0000:19:00.0", "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8}},
+    "rdma_system": {"netns_mode": "exclusive"},
 }
 
 
@@ -389,6 +390,19 @@ def corpus():
     case("nic_firmware", "allow[0]", "not-dangerous", {"allow": ["SRIOV_EN"]})
     case("nic_firmware", "allow[1]", "unknown", {"allow": ["PCI_WR_ORDERING", "EVERYTHING"]})
     case("nic_firmware", "tool", "unknown", {"tool": "flint"})
+
+    # rdma_system: refused before RDMA netlink is opened or a file read
+    for label, value in (("unknown", "isolated"), ("empty", ""), ("capital", "Shared"), ("trailing-space", "exclusive "),
+                         ("number", 1), ("true", True), ("list", ["shared"]), ("newline", "shared\n"), ("two", "shared;exclusive")):
+        case("rdma_system", "netns_mode", label, {"netns_mode": value})
+    for label, value in (("word", "maybe"), ("two", 2), ("phrase", "yes please"), ("list", [True]), ("dict", {"on": True})):
+        case("rdma_system", "privileged_qkey", label, {"privileged_qkey": value})
+    for label, value in (("word", "sometimes"), ("three", 3), ("list", ["x"])):
+        case("rdma_system", "persistent", label, {"persistent": value})
+    for label, value in (("unknown", "wait"), ("empty", ""), ("capital", "Reboot"), ("number", 0)):
+        case("rdma_system", "when_busy", label, {"when_busy": value})
+    case("rdma_system", "when_busy", "reboot-without-persistence", {"when_busy": "reboot", "persistent": False})
+    case("rdma_system", "unsupported", "unknown", {"unsupported": "ignore"})
     cases.extend(round_two())
     cases.extend(case[1:] for case in round_three_cases())
     return cases

@@ -22,9 +22,9 @@ import subprocess
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _nldev, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import (
-    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_link, roce_mode, tc_rule)
+    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_link, rdma_system, roce_mode, tc_rule)
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
@@ -41,6 +41,7 @@ MODULES = {
     "dcb_qos": dcb_qos,
     "counter_facts": counter_facts,
     "nic_firmware": nic_firmware,
+    "rdma_system": rdma_system,
 }
 
 # The empty directories of the fake host; no file exists anywhere in it.
@@ -95,6 +96,7 @@ def host(tmp_path, harness, monkeypatch):
     monkeypatch.setattr(_limits, "locked_update", guard("_limits.locked_update"))
     monkeypatch.setattr(_roce, "create_group", guard("_roce.create_group"))
     monkeypatch.setattr(_roce, "remove_group", guard("_roce.remove_group"))
+    monkeypatch.setattr(_nldev, "open_socket", guard("_nldev.open_socket"))
     monkeypatch.setattr(subprocess, "Popen", guard("subprocess.Popen"))
     for name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "posix_spawn", "posix_spawnp",
                  "spawnv", "spawnve"):
