@@ -335,3 +335,10 @@ def test_recorded_output_is_current(release_form, tmp_path):
     with Controller(rel, tmp_path, nodes, plugin, files) as ctld:
         live = ctld.scontrol("show", "topology").stdout
     assert live == recorded, f"the controller's output changed: re-record with {harness.RECORD_COMMAND}"
+
+
+def test_topology_lines_keep_topology_errors_and_drop_the_clock_check():
+    log = ("[2026-11-27T14:37:01.123] error: High latency for 1000 calls to gettimeofday(): 1204 microseconds\n"
+           "[2026-11-27T14:37:01.200] error: WARNING: switches lack access to 1 nodes: node09\n"
+           "[2026-11-27T14:37:01.300] debug:  something else\n")
+    assert harness.topology_lines(log) == ["error: WARNING: switches lack access to 1 nodes: node09"]

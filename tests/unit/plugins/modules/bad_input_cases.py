@@ -26,6 +26,7 @@ BASE = {
     "counter_facts": {},
     "nic_firmware": {"device": "0000:19:00.0", "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8}},
     "rdma_system": {"netns_mode": "exclusive"},
+    "rdma_cgroup": {"cgroup": "rdma-jobs", "device": "rxe0", "hca_handle": "1", "persistent": False},
 }
 
 
@@ -403,6 +404,25 @@ def corpus():
         case("rdma_system", "when_busy", label, {"when_busy": value})
     case("rdma_system", "when_busy", "reboot-without-persistence", {"when_busy": "reboot", "persistent": False})
     case("rdma_system", "unsupported", "unknown", {"unsupported": "ignore"})
+
+    # rdma_cgroup: refused before sysfs or the cgroup tree is read
+    for label, value in (("empty", ""), ("space", "rxe 0"), ("slash", "rxe/0"), ("dotdot", ".."), ("newline", "rxe0\n"),
+                         ("too-long", "r" * 65)):
+        case("rdma_cgroup", "device", label, {"device": value})
+    for option in ("hca_handle", "hca_object"):
+        for label, value in (("negative", "-1"), ("capital-max", "MAX"), ("leading-zero", "01"), ("fraction", "1.5"), ("hex", "0x10"),
+                             ("too-large", "2147483648"), ("arabic-indic-digit", "\u0661"), ("word", "unlimited"), ("list", [1])):
+            case("rdma_cgroup", option, label, {option: value})
+    for label, value in (("dotdot", ".."), ("escape", "a/../../etc"), ("space", "a b"), ("empty", ""), ("root", "/"), ("dot", "a/./b"),
+                         ("semicolon", "a;b")):
+        case("rdma_cgroup", "cgroup", label, {"cgroup": value})
+    for label, value in (("no-type", "containerd"), ("socket", "containerd.socket"), ("path", "../x.service"), ("space", "a b.service")):
+        case("rdma_cgroup", "unit", label, {"cgroup": None, "unit": value, "persistent": False})
+    case("rdma_cgroup", "cgroup", "with-unit", {"unit": "containerd.service"})
+    case("rdma_cgroup", "cgroup", "neither", {"cgroup": None})
+    case("rdma_cgroup", "persistent", "with-cgroup", {"persistent": True})
+    case("rdma_cgroup", "persistent", "with-slice", {"cgroup": None, "unit": "kubepods.slice", "persistent": True})
+    case("rdma_cgroup", "state", "unknown", {"state": "gone"})
     cases.extend(round_two())
     cases.extend(case[1:] for case in round_three_cases())
     return cases

@@ -24,7 +24,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _nldev, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import (
-    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_link, rdma_system, roce_mode, tc_rule)
+    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_cgroup, rdma_link, rdma_system, roce_mode, tc_rule)
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
@@ -42,6 +42,7 @@ MODULES = {
     "counter_facts": counter_facts,
     "nic_firmware": nic_firmware,
     "rdma_system": rdma_system,
+    "rdma_cgroup": rdma_cgroup,
 }
 
 # The empty directories of the fake host; no file exists anywhere in it.
