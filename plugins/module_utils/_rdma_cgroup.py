@@ -4,9 +4,9 @@
 """The RDMA cgroup controller's files (rdma_cgroup): rdma.max and rdma.current, the limit line, the paths.
 
 Format (Documentation/admin-guide/cgroup-v2.rst, kernel/cgroup/rdma.c): rdma.max and rdma.current hold one line
-per device the cgroup has an entry for, `DEV hca_handle=N hca_object=N`, where a limit is a decimal integer or
-`max`; writing `DEV hca_handle=max hca_object=max` removes the device's entry. A device without an entry has no
-limit. hca_handle counts the device's open contexts (ibv_open_device), hca_object its verbs objects (PD, CQ, QP,
+per RDMA device of the host, `DEV hca_handle=N hca_object=N ` (with a trailing space, as Debian 13's 6.12 prints
+it), where a limit is a decimal integer or `max`; a device without a limit shows both as `max`. Writing
+`DEV hca_handle=N` sets one resource and keeps the other. hca_handle counts the device's open contexts (ibv_open_device), hca_object its verbs objects (PD, CQ, QP,
 MR, ...). The controller is enabled for a cgroup's children by `+rdma` in its cgroup.subtree_control; systemd
 knows nothing of it and leaves it alone.
 Pure: the module reads and writes the files.
@@ -43,6 +43,11 @@ def parse(text: str) -> dict:
             values[key] = value if value == "max" else int(value) if _DIGITS.fullmatch(value) else value
         found[match.group(1)] = values
     return found
+
+
+def limited(entries: dict) -> dict:
+    """The devices of a parsed rdma.max that have a limit (not both resources 'max')."""
+    return {dev: values for dev, values in entries.items() if any(values.get(key, "max") != "max" for key in RESOURCES)}
 
 
 def limit(value, option: str):

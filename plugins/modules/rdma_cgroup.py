@@ -235,7 +235,7 @@ def main():
             path = unit_cgroup(kit, unit)
         limits_now = {}
         if path is not None and os.path.isdir(os.path.join(root, path)):
-            limits_now = _rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or "")
+            limits_now = _rdma_cgroup.limited(_rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or ""))
         exists = path is not None and os.path.isdir(os.path.join(root, path))
         controller_now = exists and all(_rdma_cgroup.enabled(_read(os.path.join(root, a, "cgroup.subtree_control")) or "")
                                         for a in _rdma_cgroup.ancestors(path))
@@ -291,7 +291,7 @@ def main():
         controller_after = bool(controller_now or write)
         current = {}
         if path is not None and not module.check_mode and os.path.isdir(os.path.join(root, path)):
-            limits_after = _rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or "")
+            limits_after = _rdma_cgroup.limited(_rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or ""))
             current = _rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.current")) or "")
             controller_after = all(_rdma_cgroup.enabled(_read(os.path.join(root, a, "cgroup.subtree_control")) or "")
                                    for a in _rdma_cgroup.ancestors(path))
@@ -328,7 +328,7 @@ def _enabled_back(back: str, control: str) -> None:
 
 
 def _limits_back(back: str, dev: str, wanted, target: str) -> None:
-    have = _rdma_cgroup.parse(back or "").get(dev)
+    have = _rdma_cgroup.limited(_rdma_cgroup.parse(back or "")).get(dev)
     if have != wanted:
         raise _kit.Failure(f"wrote the limits of {dev} to {target} but it reads back {back!r}")
 

@@ -6,9 +6,11 @@
 install_cgroup_rdma(monkeypatch, root) makes ROOT a cgroup2 root with the rdma controller and replaces
 _sysfs.write_attr so that writes behave as kernel/cgroup/rdma.c and cgroup.c do: `+rdma` in a cgroup's
 cgroup.subtree_control adds the controller (EINVAL unless the parent has it enabled, ENOENT for an unknown
-one); `DEV hca_handle=N hca_object=N` in rdma.max sets the device's entry (EINVAL for a limit the kernel's
-kstrtoint refuses or a negative one; the entry goes when both are max; ENODEV for a device the kernel does
-not have); a cgroup made with mkdir gets its files. The lab runs the module on the real files.
+one); `DEV hca_handle=N hca_object=N` in rdma.max sets the resources given and keeps the other (EINVAL for a
+limit the kernel's kstrtoint refuses or a negative one; ENODEV for a device the kernel does not have); rdma.max
+and rdma.current list every device, `max` (0 in rdma.current) where nothing is set, each line with a trailing
+space, as Debian 13's 6.12 prints them; a cgroup made with mkdir gets its files. The lab runs the module on the
+real files.
 """
 
 from __future__ import annotations
@@ -22,16 +24,22 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_cgroup, _
 _MAKEDIRS = os.makedirs
 
 
-def make_cgroup(path: str) -> None:
+def render(entries: dict) -> str:
+    return "".join(_rdma_cgroup.line(dev, entries[dev]) + " \n" for dev in sorted(entries))
+
+
+def make_cgroup(path: str, devices=("rxe0", "rxelab")) -> None:
     _MAKEDIRS(path, exist_ok=True)
-    for name, text in (("cgroup.subtree_control", ""), ("rdma.max", ""), ("rdma.current", "")):
+    unlimited = render({dev: {"hca_handle": "max", "hca_object": "max"} for dev in devices})
+    unused = render({dev: {"hca_handle": 0, "hca_object": 0} for dev in devices})
+    for name, text in (("cgroup.subtree_control", ""), ("rdma.max", unlimited), ("rdma.current", unused)):
         target = os.path.join(path, name)
         if not os.path.exists(target):
             with open(target, "w", encoding="utf-8") as handle:
                 handle.write(text)
 
 
-def install_cgroup_rdma(monkeypatch, root: str, devices=("rxe0",)) -> list:
+def install_cgroup_rdma(monkeypatch, root: str, devices=("rxe0", "rxelab")) -> list:
     """The fake root and a log of the writes [(file, text)]."""
     make_cgroup(root)
     with open(os.path.join(root, "cgroup.controllers"), "w", encoding="utf-8") as handle:
@@ -76,11 +84,8 @@ def install_cgroup_rdma(monkeypatch, root: str, devices=("rxe0",)) -> list:
                     raise _sysfs.AttrWriteError(filename, value, OSError(errno.ENOENT, "No such file or directory"))
             entry = dict(entries.get(words[0], {"hca_handle": "max", "hca_object": "max"}))
             entry.update({key: number if number == "max" else int(number) for key, number in limits.items()})
-            if all(number == "max" for number in entry.values()):
-                entries.pop(words[0], None)
-            else:
-                entries[words[0]] = entry
-            text = "".join(_rdma_cgroup.line(dev, entries[dev]) + "\n" for dev in sorted(entries))
+            entries[words[0]] = entry
+            text = render(entries)
         else:
             raise AssertionError(f"the module wrote {filename}")
         with open(filename, "w", encoding="utf-8") as handle:

@@ -178,3 +178,41 @@ def test_reader_survives_a_socket_that_stops_answering():
     sock.by_index = {}
     assert reader.read(device, 1) is None
     assert sock.closed
+
+
+# --- the RDMA subsystem's settings (CMD_SYS_GET), recorded where the recording has them ----------------------
+
+SYSTEM_RECORDINGS = [name for name in RECORDINGS if "sys_get" in nlrec.RECORDED[name]]
+
+
+def shown_settings(text: str) -> dict:
+    """`rdma system show` as the reference: 'netns shared privileged-qkey off monitor on copy-on-fork on'."""
+    words = text.split()
+    found = dict.fromkeys(_nldev.SYSTEM_ATTRS)
+    for name, value in zip(words[::2], words[1::2]):
+        found[name] = value if name == "netns" else value == "on"
+    return found
+
+
+def test_a_recording_has_the_system_settings():
+    assert SYSTEM_RECORDINGS
+
+
+@pytest.mark.parametrize("name", SYSTEM_RECORDINGS)
+def test_system_settings_agree_with_the_rdma_tool(name):
+    recording = nlrec.RECORDED[name]
+    assert recording["rdma_system_show"]["rc"] == 0
+    assert _nldev.system_settings(replies(recording["sys_get"])) == shown_settings(recording["rdma_system_show"]["stdout"])
+
+
+def test_a_kernel_without_the_newer_settings_reports_them_as_none():
+    reply = struct.pack("=IHHII", 24, _nldev.message_type(_nldev.CMD_SYS_GET), 0, 1, 0) + _nldev.u8_attr(_nldev.ATTR_SYS_NETNS_MODE, 0)
+    assert _nldev.system_settings(_nldev.messages(reply)) == {"netns": "exclusive", "copy-on-fork": None, "privileged-qkey": None,
+                                                              "monitor": None}
+
+
+def test_a_set_request_carries_one_padded_u8():
+    request = _nldev.request(_nldev.CMD_SYS_SET, 7, _nldev.u8_attr(_nldev.ATTR_SYS_NETNS_MODE, 0))
+    assert _nldev.messages(request)[0]["type"] == (_nldev.RDMA_NL_NLDEV << 10) + 7
+    assert _nldev.attributes(_nldev.messages(request)[0]["payload"]) == [(_nldev.ATTR_SYS_NETNS_MODE, b"\x00")]
+    assert len(request) == 16 + 8

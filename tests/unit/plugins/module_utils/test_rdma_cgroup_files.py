@@ -18,7 +18,17 @@ FILES = [
     ("two devices", "mlx5_0 hca_handle=64 hca_object=4096\nmlx5_1 hca_handle=max hca_object=10\n",
      {"mlx5_0": {"hca_handle": 64, "hca_object": 4096}, "mlx5_1": {"hca_handle": "max", "hca_object": 10}}),
     ("current", "rxe0 hca_handle=2 hca_object=7\n", {"rxe0": {"hca_handle": 2, "hca_object": 7}}),
+    # Debian 13's 6.12: every device listed, max where nothing is set, a trailing space (read in the lab)
+    ("6.12 rdma.max", "rxe0 hca_handle=2 hca_object=max \nrxelab hca_handle=max hca_object=max \n",
+     {"rxe0": {"hca_handle": 2, "hca_object": "max"}, "rxelab": {"hca_handle": "max", "hca_object": "max"}}),
+    ("6.12 rdma.current", "rxe0 hca_handle=0 hca_object=0 \nrxelab hca_handle=0 hca_object=0 \n",
+     {"rxe0": {"hca_handle": 0, "hca_object": 0}, "rxelab": {"hca_handle": 0, "hca_object": 0}}),
 ]
+
+
+def test_limited_keeps_the_devices_that_have_a_limit():
+    entries = _rdma_cgroup.parse("rxe0 hca_handle=2 hca_object=max \nrxelab hca_handle=max hca_object=max \n")
+    assert _rdma_cgroup.limited(entries) == {"rxe0": {"hca_handle": 2, "hca_object": "max"}}
 
 
 @pytest.mark.parametrize("text, expected", [pytest.param(t, e, id=i) for i, t, e in FILES])

@@ -54,7 +54,7 @@ def test_a_new_cgroup_gets_the_controller_and_the_limit_then_nothing_to_do(host)
     exited, result = run(args)
     assert exited and result["changed"], result
     root = host["root"]
-    assert read(os.path.join(root, "rdma-jobs", "rdma.max")) == "rxe0 hca_handle=1 hca_object=3\n"
+    assert read(os.path.join(root, "rdma-jobs", "rdma.max")) == "rxe0 hca_handle=1 hca_object=3 \nrxelab hca_handle=max hca_object=max \n"
     assert "rdma" in read(os.path.join(root, "cgroup.subtree_control")).split()
     assert result["commands"] == [f"mkdir -p {root}/rdma-jobs", f"echo +rdma > {root}/cgroup.subtree_control",
                                   f"echo 'rxe0 hca_handle=1 hca_object=3' > {root}/rdma-jobs/rdma.max"]
@@ -75,7 +75,7 @@ def test_absent_removes_the_entry(host):
     run({"cgroup": "rdma-jobs", "device": "rxe0", "hca_handle": 1, "persistent": False})
     exited, result = run({"cgroup": "rdma-jobs", "device": "rxe0", "state": "absent", "persistent": False})
     assert exited and result["changed"] and result["rdma_max"] == {}
-    assert read(os.path.join(host["root"], "rdma-jobs", "rdma.max")) == ""
+    assert read(os.path.join(host["root"], "rdma-jobs", "rdma.max")) == "rxe0 hca_handle=max hca_object=max \nrxelab hca_handle=max hca_object=max \n"
     exited, again = run({"cgroup": "rdma-jobs", "device": "rxe0", "state": "absent", "persistent": False})
     assert exited and not again["changed"]
 
@@ -84,7 +84,7 @@ def test_a_service_gets_the_limit_now_and_a_dropin_for_every_start(host):
     exited, result = run({"unit": UNIT, "device": "rxe0", "hca_handle": 1})
     assert exited and result["changed"], result
     root, paths = host["root"], host["paths"]
-    assert read(os.path.join(root, "system.slice", UNIT, "rdma.max")) == "rxe0 hca_handle=1 hca_object=max\n"
+    assert read(os.path.join(root, "system.slice", UNIT, "rdma.max")).startswith("rxe0 hca_handle=1 hca_object=max \n")
     assert "rdma" in read(os.path.join(root, "system.slice", "cgroup.subtree_control")).split()
     dropin = os.path.join(paths["SYSTEMD_DIR"], f"{UNIT}.d", _rdma_cgroup.DROPIN)
     assert result["dropin"] == dropin
@@ -108,7 +108,7 @@ def test_absent_for_a_service_removes_the_dropin_when_no_device_is_left(host):
     exited, result = run({"unit": UNIT, "device": "rxe0", "state": "absent"})
     assert exited and result["changed"]
     assert not os.path.exists(os.path.join(host["paths"]["SYSTEMD_DIR"], f"{UNIT}.d", _rdma_cgroup.DROPIN))
-    assert read(os.path.join(host["root"], "system.slice", UNIT, "rdma.max")) == ""
+    assert read(os.path.join(host["root"], "system.slice", UNIT, "rdma.max")).startswith("rxe0 hca_handle=max hca_object=max \n")
 
 
 @pytest.mark.parametrize("args, start", [
