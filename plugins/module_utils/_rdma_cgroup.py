@@ -6,9 +6,9 @@
 Format (Documentation/admin-guide/cgroup-v2.rst, kernel/cgroup/rdma.c): rdma.max and rdma.current hold one line
 per RDMA device of the host, `DEV hca_handle=N hca_object=N ` (with a trailing space, as Debian 13's 6.12 prints
 it), where a limit is a decimal integer or `max`; a device without a limit shows both as `max`. Writing
-`DEV hca_handle=N` sets one resource and keeps the other. hca_handle counts the device's open contexts (ibv_open_device), hca_object its verbs objects (PD, CQ, QP,
-MR, ...). The controller is enabled for a cgroup's children by `+rdma` in its cgroup.subtree_control; systemd
-knows nothing of it and leaves it alone.
+`DEV hca_handle=N` sets one resource and keeps the other. hca_handle counts the device's open contexts
+(ibv_open_device), hca_object its verbs objects (PD, CQ, QP, MR, ...). The controller is enabled for a cgroup's
+children by `+rdma` in its cgroup.subtree_control; systemd knows nothing of it and leaves it alone.
 Pure: the module reads and writes the files.
 """
 
