@@ -17,6 +17,8 @@ description:
     fails).
   - Enables the controller on every ancestor (C(+rdma) in C(cgroup.subtree_control)); systemd does not manage the RDMA
     controller and leaves that alone. Writes the limit with one write and reads C(rdma.max) back.
+  - Contexts and objects a process opened before the controller was enabled for its cgroup are not charged to that cgroup
+    (measured on Debian 13's 6.12); restart a service that already uses the device when its first limit is set.
   - For a service (O(unit)) with O(persistent=true), a drop-in (C(/etc/systemd/system/UNIT.d/50-rdma-fabric-rdma-cgroup.conf))
     writes the limits again at every start, before the service's own processes run (C(ExecStartPre=+), a small helper
     script the module installs in C(/usr/local/libexec/rdma-fabric/)); the service need not be running. A cgroup given by
