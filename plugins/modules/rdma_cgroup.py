@@ -169,14 +169,15 @@ import os
 from ansible_collections.rdma.fabric.plugins.module_utils import _args, _kit, _rdma_cgroup, _sysfs
 
 
-def _read(path: str):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise _kit.Failure(f"cannot read {path}: {err.strerror}") from None
+def _limits(root: str, path: str) -> dict:
+    """The devices with a limit in the cgroup's rdma.max."""
+    return _rdma_cgroup.limited(_rdma_cgroup.parse(_kit.read_file(os.path.join(root, path, "rdma.max")) or ""))
+
+
+def _controller_on(root: str, path: str) -> bool:
+    """Whether every ancestor of the cgroup enables the rdma controller for its children."""
+    return all(_rdma_cgroup.enabled(_kit.read_file(os.path.join(root, ancestor, "cgroup.subtree_control")) or "")
+               for ancestor in _rdma_cgroup.ancestors(path))
 
 
 def unit_cgroup(kit, unit: str):
@@ -226,7 +227,7 @@ def main():
             raise ValueError(f"device: {dev!r} is not an RDMA device here; allowed: one of /sys/class/infiniband "
                              f"({', '.join(_sysfs.list_dir(_devices_root)) or 'none'})")
         root = _rdma_cgroup.CGROUP_ROOT
-        controllers = _read(os.path.join(root, "cgroup.controllers"))
+        controllers = _kit.read_file(os.path.join(root, "cgroup.controllers"))
         if controllers is None:
             raise _kit.Failure(f"no cgroup v2 hierarchy at {root} (cgroup.controllers missing)")
         if "rdma" not in controllers.split():
@@ -237,15 +238,14 @@ def main():
             path = unit_cgroup(kit, unit)
         limits_now = {}
         if path is not None and os.path.isdir(os.path.join(root, path)):
-            limits_now = _rdma_cgroup.limited(_rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or ""))
+            limits_now = _limits(root, path)
         exists = path is not None and os.path.isdir(os.path.join(root, path))
-        controller_now = exists and all(_rdma_cgroup.enabled(_read(os.path.join(root, a, "cgroup.subtree_control")) or "")
-                                        for a in _rdma_cgroup.ancestors(path))
+        controller_now = exists and _controller_on(root, path)
         unlimited = all(value == "max" for value in wanted.values())
         limit_after = dict(wanted) if present and not unlimited else None
         apply_now = path is not None and (exists or present)
         dropin_path = os.path.join(_rdma_cgroup.SYSTEMD_DIR, f"{unit}.d", _rdma_cgroup.DROPIN) if unit else None
-        dropin_before = _read(dropin_path) if dropin_path else None
+        dropin_before = _kit.read_file(dropin_path) if dropin_path else None
         persisted = _rdma_cgroup.dropin_limits(dropin_before or "")
         if dropin_path and params["persistent"]:
             persisted_after = dict(persisted)
@@ -257,7 +257,7 @@ def main():
             dropin_after = _rdma_cgroup.dropin(lines) if lines else None
         else:
             dropin_after = dropin_before
-        helper_before = _read(_rdma_cgroup.HELPER) if dropin_after else None
+        helper_before = _kit.read_file(_rdma_cgroup.HELPER) if dropin_after else None
         helper_after = _rdma_cgroup.helper_script() if dropin_after else helper_before
 
         # apply (check mode: recorded, not done)
@@ -269,7 +269,7 @@ def main():
                     _mkdir(kit, os.path.join(root, path))
             for ancestor in _rdma_cgroup.ancestors(path):
                 control = os.path.join(root, ancestor, "cgroup.subtree_control")
-                if not _rdma_cgroup.enabled(_read(control) or ""):
+                if not _rdma_cgroup.enabled(_kit.read_file(control) or ""):
                     _write(kit, control, "+rdma", check=lambda back, control=control: _enabled_back(back, control))
             text = _rdma_cgroup.line(dev, limit_after or {"hca_handle": "max", "hca_object": "max"})
             target = os.path.join(root, path, "rdma.max")
@@ -293,10 +293,9 @@ def main():
         controller_after = bool(controller_now or write)
         current = {}
         if path is not None and not module.check_mode and os.path.isdir(os.path.join(root, path)):
-            limits_after = _rdma_cgroup.limited(_rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.max")) or ""))
-            current = _rdma_cgroup.parse(_read(os.path.join(root, path, "rdma.current")) or "")
-            controller_after = all(_rdma_cgroup.enabled(_read(os.path.join(root, a, "cgroup.subtree_control")) or "")
-                                   for a in _rdma_cgroup.ancestors(path))
+            limits_after = _limits(root, path)
+            current = _rdma_cgroup.parse(_kit.read_file(os.path.join(root, path, "rdma.current")) or "")
+            controller_after = _controller_on(root, path)
         before = {"limits": limits_now.get(dev), "persisted": persisted.get(dev) if dropin_path else None,
                   "controller": bool(controller_now)}
         after = {"limits": limits_after.get(dev),

@@ -221,16 +221,6 @@ def boot_mode(kit):
     return _rdma_system.boot_mode(out)
 
 
-def read_file(path: str):
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise _kit.Failure(f"persistent: cannot read {path}: {err.strerror}") from None
-
-
 def main():
     module = _args.module(
         argument_spec=dict(
@@ -253,7 +243,7 @@ def main():
         if qkey is not None and current["privileged-qkey"] is None:
             raise ValueError(f"privileged_qkey: this kernel ({kernel}) has no privileged Q_Key mode (kernel 6.7 and later)")
         path = _rdma_system.MODPROBE_FILE
-        file_before = read_file(path)
+        file_before = _kit.read_file(path, "persistent: ")
         boot_before = boot_mode(kit)
         file_after = file_before
         if mode is not None:
