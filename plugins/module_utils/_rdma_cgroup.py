@@ -16,16 +16,23 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _sysfs, _validate
 
 CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"  # the helper's own cgroup
 SYSTEMD_DIR = "/etc/systemd/system"
 HELPER = "/usr/local/libexec/rdma-fabric/rdma-cgroup-limits"
 DROPIN = "50-rdma-fabric-rdma-cgroup.conf"
+# a slice runs no command of its own: a oneshot service in the slice writes the slice's limits, at boot (enabled in
+# multi-user.target, it starts the slice) and whenever the module changes them; one instance per slice
+SLICE_TEMPLATE = "rdma-fabric-rdma-cgroup@.service"
+WANTS = "multi-user.target.wants"
+DEVICE_WAIT = 60  # seconds the helper waits for a device to appear (a driver or a link still coming up at boot)
 RESOURCES = ("hca_handle", "hca_object")
 LIMIT_MAX = 2**31 - 1  # the kernel parses a limit with kstrtoint and refuses a negative one
 _PART = re.compile(r"[A-Za-z0-9_.@:+-]+")
-_UNIT = re.compile(r"[A-Za-z0-9:_.\\@-]+\.(service|scope|slice)")
+# no leading '-': the name is an argument of systemctl, which would read it as an option (and -.slice, the root, has no limits)
+_UNIT = re.compile(r"[A-Za-z0-9:_.\\@][A-Za-z0-9:_.\\@-]*\.(service|scope|slice)")
 _DIGITS = re.compile(r"0|[1-9][0-9]{0,9}")
 _ENTRY = re.compile(r"(\S+)((?:\s+\w+=\S+)*)\s*")
 
@@ -81,7 +88,7 @@ def cgroup_path(value, option: str = "cgroup") -> str:
 def unit_name(value, option: str = "unit") -> str:
     if not isinstance(value, str) or not _UNIT.fullmatch(value) or len(value) > 255:
         raise ValueError(f"{option}: {value!r} is not a unit name; allowed: a systemd service, scope or slice, such as "
-                         "containerd.service")
+                         "containerd.service, not starting with '-'")
     return value
 
 
@@ -100,35 +107,70 @@ def enabled(subtree_control: str) -> bool:
 
 
 def helper_script() -> str:
-    """Run by a unit's ExecStartPre=+ (in the unit's own cgroup): enable rdma along the path, write each limit line."""
+    """Run by a unit's ExecStartPre=+ (in the unit's own cgroup), or with --parent by the slice's oneshot service (in the
+    slice): enable rdma along the path, wait for each device, write each limit line."""
     return f"""#!/bin/sh
-# Managed by rdma.fabric.rdma_cgroup: run as ExecStartPre=+ of a unit, in the unit's cgroup. Enables the
-# RDMA controller on every ancestor and writes each argument (DEV hca_handle=N hca_object=N) to rdma.max.
+# Managed by rdma.fabric.rdma_cgroup. Run as ExecStartPre=+ of a service, in the service's cgroup, or with --parent
+# as ExecStart=+ of a slice's rdma-fabric-rdma-cgroup@SLICE.service, for the slice that holds it. Enables the RDMA
+# controller on every ancestor, waits up to {DEVICE_WAIT} s for each device to exist (a driver or a link still coming
+# up at boot) and writes each argument (DEV hca_handle=N hca_object=N) to rdma.max.
 set -eu
-path=$(sed -n 's/^0:://p' /proc/self/cgroup)
+path=$(sed -n 's/^0:://p' {PROC_CGROUP})
+if [ "${{1-}}" = --parent ]; then
+    shift
+    path=${{path%/*}}
+fi
 dir={CGROUP_ROOT}
 for part in $(printf '%s' "${{path#/}}" | tr / ' '); do
     grep -qw rdma "$dir/cgroup.subtree_control" || printf '+rdma' >"$dir/cgroup.subtree_control"
     dir=$dir/$part
 done
 for limit in "$@"; do
+    waited=0
+    while [ ! -e "{_sysfs.SYSFS_ROOT}/class/infiniband/${{limit%% *}}" ] && [ "$waited" -lt {DEVICE_WAIT} ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
     printf '%s' "$limit" >"$dir/rdma.max"
 done
 """
 
 
+def _quoted(lines: list) -> str:
+    return " ".join(f"'{text}'" for text in lines)
+
+
 def dropin(lines: list) -> str:
-    """The unit's drop-in: the limits again at every start, before the unit's own processes run."""
-    args = " ".join(f"'{text}'" for text in lines)
+    """A service's drop-in: the limits again at every start, before the service's own processes run."""
     return ("# Managed by rdma.fabric.rdma_cgroup: this unit's RDMA cgroup limits, written at every start\n"
-            f"[Service]\nExecStartPre=+{HELPER} {args}\n")
+            f"[Service]\nExecStartPre=+{HELPER} {_quoted(lines)}\n")
+
+
+def slice_service(slice_unit: str) -> str:
+    """The oneshot service that writes a slice's limits."""
+    return SLICE_TEMPLATE.replace("@", f"@{slice_unit}")
+
+
+def slice_template() -> str:
+    """The template of the slices' oneshot services; each instance's drop-in (slice_dropin) holds its limits."""
+    return ("# Managed by rdma.fabric.rdma_cgroup: writes the RDMA cgroup limits of the slice %i into it, at boot and when\n"
+            "# the limits change; the limits are in this instance's drop-in\n"
+            "[Unit]\nDescription=RDMA cgroup limits of %i (rdma.fabric)\nPartOf=%i\n"
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nSlice=%i\n"
+            "[Install]\nWantedBy=multi-user.target\n")
+
+
+def slice_dropin(lines: list) -> str:
+    """A slice's oneshot service instance drop-in: its command, with the slice's limits."""
+    return ("# Managed by rdma.fabric.rdma_cgroup: the RDMA cgroup limits of this service's slice\n"
+            f"[Service]\nExecStart=+{HELPER} --parent {_quoted(lines)}\n")
 
 
 def dropin_limits(text: str) -> dict:
     """The limits a drop-in of ours writes, {device: {hca_handle, hca_object}} (for the diff and a merge)."""
     found = {}
     for raw in text.splitlines():
-        if raw.startswith(f"ExecStartPre=+{HELPER} "):
+        if raw.startswith((f"ExecStartPre=+{HELPER} ", f"ExecStart=+{HELPER} --parent ")):
             for quoted in re.findall(r"'([^']*)'", raw):
                 found.update(parse(quoted))
     return found

@@ -21,8 +21,15 @@ description:
     (measured on Debian 13's 6.12); restart a service that already uses the device when its first limit is set.
   - For a service (O(unit)) with O(persistent=true), a drop-in (C(/etc/systemd/system/UNIT.d/50-rdma-fabric-rdma-cgroup.conf))
     writes the limits again at every start, before the service's own processes run (C(ExecStartPre=+), a small helper
-    script the module installs in C(/usr/local/libexec/rdma-fabric/)); the service need not be running. A cgroup given by
-    O(cgroup), or a slice or scope, is gone at reboot, so only O(persistent=false) is accepted there.
+    script the module installs in C(/usr/local/libexec/rdma-fabric/)); the service need not be running.
+  - For a slice (O(unit)) with O(persistent=true), a oneshot service in the slice writes the limits,
+    C(rdma-fabric-rdma-cgroup@SLICE.service) (a template the module installs, with the limits in the instance's drop-in),
+    enabled in C(multi-user.target). At boot it starts the slice and writes its limits before the slice's first container
+    or job, and C(PartOf=) restarts it with the slice. The slice need not be active.
+  - The helper waits up to 60 seconds for each device to appear (a driver, or a link the collection creates at boot, still
+    coming up) and fails the start after that, so a service never runs without its limits.
+  - A cgroup given by O(cgroup), or a scope, is made again by whoever made it, so only O(persistent=false) is accepted
+    there.
 author:
   - rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
@@ -79,8 +86,8 @@ options:
     version_added: 0.2.0
   persistent:
     description:
-      - For a service (O(unit)), keep the limits across restarts and reboots with the drop-in. Must be V(false) for a
-        cgroup given by O(cgroup) and for a slice or scope.
+      - For a service or a slice (O(unit)), keep the limits across restarts and reboots, with the service's drop-in or the
+        slice's oneshot service. Must be V(false) for a cgroup given by O(cgroup) and for a scope.
     type: bool
     default: true
     version_added: 0.2.0
@@ -106,6 +113,12 @@ EXAMPLES = r"""
     device: mlx5_0
     hca_handle: 2
     persistent: false
+
+- name: Two contexts of rxe0 for the job slice, written into it at boot and now
+  rdma.fabric.rdma_cgroup:
+    unit: rdma-jobs.slice
+    device: rxe0
+    hca_handle: 2
 
 - name: Read the limits and the use of a unit's cgroup
   rdma.fabric.rdma_cgroup:
@@ -137,12 +150,20 @@ rdma_current:
   type: dict
   sample: {mlx5_0: {hca_handle: 3, hca_object: 120}}
 dropin:
-  description: The unit's drop-in file (V(null) without O(unit)).
+  description:
+    - The drop-in file with the limits (V(null) without O(unit)); for a slice, the drop-in of its oneshot service.
   returned: always
   type: str
   sample: /etc/systemd/system/containerd.service.d/50-rdma-fabric-rdma-cgroup.conf
+service:
+  description: For a slice, the oneshot service that writes its limits at boot (V(null) otherwise).
+  returned: always
+  type: str
+  sample: rdma-fabric-rdma-cgroup@kubepods.slice.service
 before:
-  description: The device's limits in the cgroup and in the drop-in, and the controller on the ancestors, before the change.
+  description:
+    - The device's limits in the cgroup and in the drop-in, and the controller on the ancestors, before the change.
+    - For a slice also C(enabled), whether its oneshot service starts at boot.
   returned: always
   type: dict
   sample: {limits: null, persisted: null, controller: false}
@@ -219,9 +240,9 @@ def main():
         else:
             unit = _rdma_cgroup.unit_name(params["unit"])
             path = None
-        if params["persistent"] and not (unit and unit.endswith(".service")):
-            raise ValueError("persistent: only a service's limits can be kept (a drop-in with ExecStartPre=); a cgroup, slice or "
-                             "scope is made again at boot: set persistent=false")
+        if params["persistent"] and not (unit and unit.endswith((".service", ".slice"))):
+            raise ValueError("persistent: only the limits of a service or a slice can be kept (a drop-in with ExecStartPre=, or a "
+                             "service in the slice); a cgroup or a scope is made again by whoever made it: set persistent=false")
         _devices_root, _found, missing = _sysfs.rdma_devices([dev])
         if missing:
             raise ValueError(f"device: {dev!r} is not an RDMA device here; allowed: one of /sys/class/infiniband "
@@ -244,7 +265,9 @@ def main():
         unlimited = all(value == "max" for value in wanted.values())
         limit_after = dict(wanted) if present and not unlimited else None
         apply_now = path is not None and (exists or present)
-        dropin_path = os.path.join(_rdma_cgroup.SYSTEMD_DIR, f"{unit}.d", _rdma_cgroup.DROPIN) if unit else None
+        is_slice = bool(unit and unit.endswith(".slice"))
+        carrier = _rdma_cgroup.slice_service(unit) if is_slice else unit
+        dropin_path = os.path.join(_rdma_cgroup.SYSTEMD_DIR, f"{carrier}.d", _rdma_cgroup.DROPIN) if unit else None
         dropin_before = _kit.read_file(dropin_path) if dropin_path else None
         persisted = _rdma_cgroup.dropin_limits(dropin_before or "")
         if dropin_path and params["persistent"]:
@@ -254,11 +277,19 @@ def main():
             else:
                 persisted_after.pop(dev, None)
             lines = [_rdma_cgroup.line(name, persisted_after[name]) for name in sorted(persisted_after)]
-            dropin_after = _rdma_cgroup.dropin(lines) if lines else None
+            render = _rdma_cgroup.slice_dropin if is_slice else _rdma_cgroup.dropin
+            dropin_after = render(lines) if lines else None
         else:
             dropin_after = dropin_before
         helper_before = _kit.read_file(_rdma_cgroup.HELPER) if dropin_after else None
         helper_after = _rdma_cgroup.helper_script() if dropin_after else helper_before
+        # a slice's limits: the template of the oneshot services, and this slice's instance enabled at boot
+        template_path = os.path.join(_rdma_cgroup.SYSTEMD_DIR, _rdma_cgroup.SLICE_TEMPLATE)
+        template_before = _kit.read_file(template_path) if is_slice and dropin_after else None
+        template_after = _rdma_cgroup.slice_template() if is_slice and dropin_after else template_before
+        wants_path = os.path.join(_rdma_cgroup.SYSTEMD_DIR, _rdma_cgroup.WANTS, carrier) if is_slice else None
+        enabled_before = bool(wants_path and os.path.lexists(wants_path))
+        enabled_after = bool(dropin_after) if is_slice and params["persistent"] else enabled_before
 
         # apply (check mode: recorded, not done)
         write = apply_now and (limits_now.get(dev) or None) != limit_after
@@ -276,12 +307,16 @@ def main():
             _write(kit, target, text, check=lambda back: _limits_back(back, dev, limit_after, target))
         if helper_after != helper_before and not module.check_mode:
             kit.write_file(_rdma_cgroup.HELPER, helper_after, 0o755, "persistent: ", keep_mode=False)
+        if template_after != template_before and not module.check_mode:
+            kit.write_file(template_path, template_after, 0o644, "persistent: ", keep_mode=False)
         if dropin_after != dropin_before and not module.check_mode:
             if dropin_after is None:
                 kit.remove_file(dropin_path, "persistent: ")
             else:
                 kit.write_file(dropin_path, dropin_after, 0o644, "persistent: ")
             kit.reload_or_warn("systemctl", dropin_path)
+        if enabled_after != enabled_before:
+            kit.change([kit.tool("systemctl", "systemd is needed for unit"), "enable" if enabled_after else "disable", carrier])
 
         # read back (predicted in check mode)
         limits_after = dict(limits_now)
@@ -301,11 +336,16 @@ def main():
         after = {"limits": limits_after.get(dev),
                  "persisted": _rdma_cgroup.dropin_limits(dropin_after or "").get(dev) if dropin_path else None,
                  "controller": controller_after}
+        if is_slice:
+            before["enabled"], after["enabled"] = enabled_before, enabled_after
         diff = [{"before": before, "after": after}]
         if dropin_path:
             diff.append(_kit.text_diff(dropin_path, dropin_before, dropin_after))
+        if template_after != template_before:
+            diff.append(_kit.text_diff(template_path, template_before, template_after))
         kit.exit(before != after or dropin_before != dropin_after, cgroup=path, applied=bool(apply_now), rdma_max=limits_after,
-                 rdma_current=current, dropin=dropin_path, before=before, after=after, diff=diff)
+                 rdma_current=current, dropin=dropin_path, service=carrier if is_slice else None, before=before, after=after,
+                 diff=diff)
 
 
 def _mkdir(kit, path: str) -> None:

@@ -30,6 +30,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _limits,
     _mlxconfig,
     _persist,
+    _rdma_cgroup,
     _rdma_tool,
     _roce,
     _tclass,
@@ -140,6 +141,19 @@ ROLE_VARIABLES = {
         "nfs_rdma_links",
         "nfs_rdma_install",
         "nfs_rdma_state",
+    ),
+    "container_host": (
+        "container_host_netns_mode",
+        "container_host_netns_when_busy",
+        "container_host_reboot",
+        "container_host_reboot_timeout",
+        "container_host_reboot_test_command",
+        "container_host_cgroup_limits",
+        "container_host_runtime_services",
+        "container_host_memlock",
+        "container_host_restart_services",
+        "container_host_check",
+        "container_host_check_image",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -758,6 +772,63 @@ def _nic_firmware(errors: _Errors, settings: dict) -> None:
     _text(errors, settings, "nic_firmware_reboot_test_command")
 
 
+# --- container_host ----------------------------------------------------------------------------------------
+
+# the container runtimes' services whose locked-memory limit containers inherit (containerd's shims, CRI-O's conmon, ...)
+RUNTIME_SERVICES = ("containerd.service", "docker.service", "podman.service", "crio.service", "kubelet.service")
+CGROUP_LIMIT_KEYS = ("unit", "device", "hca_handle", "hca_object")
+# an image reference as docker and podman take it (argv, never a shell); no leading '-', which they would read as an option
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
+
+
+def _container_host(errors: _Errors, settings: dict) -> None:
+    """The netns mode and its busy policy as rdma_system takes them; each cgroup limit as rdma_cgroup checks it (persistent,
+    so a service or a slice); the runtimes' services and the memlock value in the form they are written."""
+    errors.check(_validate.choice, settings["container_host_netns_mode"], ("shared", "exclusive"), "container_host_netns_mode")
+    errors.check(_validate.choice, settings["container_host_netns_when_busy"], ("fail", "reboot"), "container_host_netns_when_busy")
+    _boolean(errors, settings, "container_host_reboot")
+    errors.check(_validate.int_in_range, settings["container_host_reboot_timeout"], 60, 7200, "container_host_reboot_timeout")
+    _text(errors, settings, "container_host_reboot_test_command")
+    seen = {}
+    for index, entry in _items(errors, settings["container_host_cgroup_limits"], "container_host_cgroup_limits"):
+        path = f"container_host_cgroup_limits[{index}]"
+        if not _known_keys(errors, entry, path, CGROUP_LIMIT_KEYS):
+            continue
+        missing = [key for key in ("unit", "device") if key not in entry]
+        if missing:
+            errors.add(f"{path}.{missing[0]}: required; allowed: " + ("a service or a slice, such as containerd.service or "
+                                                                      "kubepods.slice" if missing[0] == "unit" else "an RDMA device"))
+            continue
+        unit = errors.check(_rdma_cgroup.unit_name, entry["unit"], f"{path}.unit")
+        if unit is not _INVALID and not unit.endswith((".service", ".slice")):
+            errors.add(f"{path}.unit: {unit!r} is a scope, which its maker creates again, so its limits cannot be kept; allowed: "
+                       "a service or a slice")
+            unit = _INVALID
+        device = errors.check(_rdma_cgroup.device, entry["device"], f"{path}.device")
+        for key in ("hca_handle", "hca_object"):
+            errors.check(_rdma_cgroup.limit, entry.get(key, "max"), f"{path}.{key}")
+        if _INVALID not in (unit, device):
+            _listed_once(errors, seen, (unit, device), index, path, f"{device!r} of {unit!r}", "each device of a unit once")
+    services = settings["container_host_runtime_services"]
+    if services != "auto":
+        names = {}
+        for index, name in _items(errors, services, "container_host_runtime_services"):
+            path = f"container_host_runtime_services[{index}]"
+            name = errors.check(_rdma_cgroup.unit_name, name, path)
+            if name is not _INVALID and not name.endswith(".service"):
+                errors.add(f"{path}: {name!r} is not a service; allowed: a service such as containerd.service")
+            elif name is not _INVALID:
+                _listed_once(errors, names, name, index, path, repr(name), "each service once")
+    value = settings["container_host_memlock"]
+    errors.check(_limits.validate_value, value if isinstance(value, str) else str(value), "container_host_memlock")  # role: | string
+    _boolean(errors, settings, "container_host_restart_services")
+    _boolean(errors, settings, "container_host_check")
+    image = _text(errors, settings, "container_host_check_image")
+    if image is not _INVALID and image and not _IMAGE.fullmatch(image):
+        errors.add(f"container_host_check_image: {image!r} is not an image reference; allowed: '' (no container check) or a "
+                   "name such as debian:bookworm (letters, digits, '.', '_', '/', ':', '@', '-'; not starting with '-')")
+
+
 CHECKS = {
     "soft_rdma": _soft_rdma,
     "rdma_core": _rdma_core,
@@ -769,6 +840,7 @@ CHECKS = {
     "nfs_rdma": _nfs_rdma_role,
     "topology": _topology_role,
     "nic_firmware": _nic_firmware,
+    "container_host": _container_host,
 }
 
 

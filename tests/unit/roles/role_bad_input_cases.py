@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the ten roles, as data.
+"""Malformed inputs for the entry points of the eleven roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -28,7 +28,7 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 MISSING = object()  # as a value: remove the key
 
 ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma", "topology",
-         "nic_firmware")
+         "nic_firmware", "container_host")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -139,6 +139,21 @@ BASE = {
         "nic_firmware_reboot_timeout": 900,
         "nic_firmware_rdma_devices": ["mlx5_0"],
         "nic_firmware_reboot_test_command": "whoami",
+    },
+    "container_host": {
+        # rdma_system, the first task after the input check, reaches for the host
+        "container_host_netns_mode": "exclusive",
+        "container_host_netns_when_busy": "reboot",
+        "container_host_reboot": False,
+        "container_host_reboot_timeout": 900,
+        "container_host_reboot_test_command": "systemctl is-system-running --wait",
+        "container_host_cgroup_limits": [{"unit": "kubepods.slice", "device": "mlx5_0", "hca_handle": 64, "hca_object": "4096"},
+                                         {"unit": "containerd.service", "device": "mlx5_0", "hca_handle": "max"}],
+        "container_host_runtime_services": ["containerd.service", "kubelet.service"],
+        "container_host_memlock": "unlimited",
+        "container_host_restart_services": False,
+        "container_host_check": True,
+        "container_host_check_image": "registry.example/rdma/check:1.0",
     },
     "topology": {
         # LLDP read on the host itself: the first task after the input check reaches for the host
@@ -449,6 +464,32 @@ def _corpus() -> list:
     case("nic_firmware", "nic_firmware_reboot_timeout", "too-short", 5)
     case("nic_firmware", "nic_firmware_rdma_devices[0]", "dotdot-path", "../x")
     case("nic_firmware", "nic_firmware_reboot_test_command", "number-for-text", 5)
+
+    # container_host ----------------------------------------------------------------------------
+    # rdma_system's choices, each cgroup limit as rdma_cgroup checks it (persistent: a service or a slice), the runtimes'
+    # services, the memlock value as it is written, the image as docker and podman read their argv
+    case("container_host", "container_host_netns_mode", "unknown", "private")
+    case("container_host", "container_host_netns_when_busy", "unknown", "wait")
+    case("container_host", "container_host_reboot", "word", "maybe")
+    case("container_host", "container_host_reboot_timeout", "too-short", 5)
+    case("container_host", "container_host_reboot_test_command", "number-for-text", 5)
+    each("container_host", "container_host_cgroup_limits[0].unit", [("scope", "docker-4f2a.scope"), ("no-type", "kubepods"),
+                                                                     ("dotdot-path", "../x.slice"), ("space", "a b.slice")])
+    each("container_host", "container_host_cgroup_limits[0].device", [("slash", "mlx5/0"), ("newline", "mlx5_0\n"), ("256", "m" * 256)])
+    each("container_host", "container_host_cgroup_limits[0].hca_handle", [("negative", -1), ("leading-zero", "064"), ("word", "unlimited"),
+                                                                           ("boolean", True), ("too-large", 2**31)])
+    case("container_host", "container_host_cgroup_limits[1].hca_object", "fraction", "1.5")
+    case("container_host", "container_host_cgroup_limits[0].state", "unknown-key", "absent")
+    case("container_host", "container_host_cgroup_limits[1].unit", "same-device-twice", "kubepods.slice")
+    case("container_host", "container_host_cgroup_limits[0].unit", "missing", MISSING)
+    each("container_host", "container_host_runtime_services", [("word", "all"), ("text", "containerd.service")])
+    each("container_host", "container_host_runtime_services[0]", [("socket", "docker.socket"), ("slice", "kubepods.slice"),
+                                                                   ("leading-dash", "-x.service")])
+    case("container_host", "container_host_runtime_services[1]", "listed-twice", "containerd.service")
+    each("container_host", "container_host_memlock", [("negative", "-2"), ("unit-suffix", "64M"), ("percent", "50%")])
+    case("container_host", "container_host_restart_services", "word", "later")
+    each("container_host", "container_host_check_image", [("leading-dash", "--privileged"), ("space", "debian bookworm"),
+                                                           ("number-for-text", 5)])
     return cases
 
 

@@ -24,7 +24,7 @@ HOST_PATHS = tuple(
         (_limits, ("LIMITS_CONF", "LIMITS_DIR", "DEFAULT_DEST", "SYSTEMD_DROPIN")),
         (_rdma_tool, ("MODULES_ROOT",)),
         (_rdma_system, ("MODPROBE_FILE",)),
-        (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER")),
+        (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER", "PROC_CGROUP")),
     )
     for name in names
 )

@@ -5,6 +5,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,3 +93,61 @@ def test_the_dropin_runs_the_helper_with_each_line_and_reads_back():
                                                 "rxe0": {"hca_handle": 1, "hca_object": 3}}
     script = _rdma_cgroup.helper_script()
     assert script.startswith("#!/bin/sh\n") and "/proc/self/cgroup" in script and "+rdma" in script
+
+
+def test_the_slice_service_runs_the_helper_for_its_slice():
+    lines = [_rdma_cgroup.line("rxe0", {"hca_handle": 2, "hca_object": "max"})]
+    text = _rdma_cgroup.slice_dropin(lines)
+    assert f"ExecStart=+{_rdma_cgroup.HELPER} --parent '{lines[0]}'\n" in text
+    assert _rdma_cgroup.dropin_limits(text) == {"rxe0": {"hca_handle": 2, "hca_object": "max"}}
+    assert _rdma_cgroup.slice_service("kubepods-burstable.slice") == "rdma-fabric-rdma-cgroup@kubepods-burstable.slice.service"
+
+
+def _cgroup_tree(paths, own: str) -> str:
+    """A cgroup2 tree of plain files (a write replaces the file) and the helper's own cgroup as /proc/self/cgroup says it."""
+    root = paths["CGROUP_ROOT"]
+    os.makedirs(os.path.join(root, own), exist_ok=True)
+    with open(os.path.join(root, "cgroup.subtree_control"), "w", encoding="utf-8") as handle:
+        handle.write("cpu memory\n")
+    os.makedirs(os.path.dirname(paths["PROC_CGROUP"]), exist_ok=True)
+    with open(paths["PROC_CGROUP"], "w", encoding="utf-8") as handle:
+        handle.write(f"0::/{own}\n")
+    script = os.path.join(root, "..", "helper")
+    with open(script, "w", encoding="utf-8") as handle:
+        handle.write(_rdma_cgroup.helper_script())
+    return script
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("own, flag, target", [
+    ("system.slice/demo.service", [], "system.slice/demo.service"),
+    ("kubepods.slice/rdma-fabric-rdma-cgroup@kubepods.slice.service", ["--parent"], "kubepods.slice"),
+])
+def test_the_helper_enables_the_controller_above_its_target_and_writes_each_limit(host_paths, own, flag, target):
+    os.makedirs(os.path.join(host_paths["SYSFS_ROOT"], "class", "infiniband", "rxe0"))
+    script = _cgroup_tree(host_paths, own)
+    root = host_paths["CGROUP_ROOT"]
+    done = subprocess.run(["sh", script] + flag + ["rxe0 hca_handle=2 hca_object=max"], capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert _read(os.path.join(root, target, "rdma.max")) == "rxe0 hca_handle=2 hca_object=max"
+    for parent in _rdma_cgroup.ancestors(target):  # each file is plain here, so the write replaced it
+        assert _read(os.path.join(root, parent, "cgroup.subtree_control")) == "+rdma", parent
+    if flag:
+        assert not os.path.exists(os.path.join(root, own, "rdma.max"))
+
+
+def test_the_helper_waits_for_a_device_that_comes_up_late(host_paths):
+    script = _cgroup_tree(host_paths, "system.slice/demo.service")
+    started = time.monotonic()
+    helper = subprocess.Popen(["sh", script, "rxe7 hca_handle=1 hca_object=max"])  # pylint: disable=consider-using-with
+    time.sleep(1.5)
+    assert helper.poll() is None, "the helper did not wait for rxe7"
+    os.makedirs(os.path.join(host_paths["SYSFS_ROOT"], "class", "infiniband", "rxe7"))
+    assert helper.wait(timeout=20) == 0
+    assert time.monotonic() - started < 10
+    assert _read(os.path.join(host_paths["CGROUP_ROOT"], "system.slice", "demo.service", "rdma.max")) == "rxe7 hca_handle=1 hca_object=max"

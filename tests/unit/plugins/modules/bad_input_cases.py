@@ -416,12 +416,13 @@ def corpus():
     for label, value in (("dotdot", ".."), ("escape", "a/../../etc"), ("space", "a b"), ("empty", ""), ("root", "/"), ("dot", "a/./b"),
                          ("semicolon", "a;b")):
         case("rdma_cgroup", "cgroup", label, {"cgroup": value})
-    for label, value in (("no-type", "containerd"), ("socket", "containerd.socket"), ("path", "../x.service"), ("space", "a b.service")):
+    for label, value in (("no-type", "containerd"), ("socket", "containerd.socket"), ("path", "../x.service"), ("space", "a b.service"),
+                         ("leading-dash", "-x.service"), ("root-slice", "-.slice")):
         case("rdma_cgroup", "unit", label, {"cgroup": None, "unit": value, "persistent": False})
     case("rdma_cgroup", "cgroup", "with-unit", {"unit": "containerd.service"})
     case("rdma_cgroup", "cgroup", "neither", {"cgroup": None})
     case("rdma_cgroup", "persistent", "with-cgroup", {"persistent": True})
-    case("rdma_cgroup", "persistent", "with-slice", {"cgroup": None, "unit": "kubepods.slice", "persistent": True})
+    case("rdma_cgroup", "persistent", "with-scope", {"cgroup": None, "unit": "docker-4f2a.scope", "persistent": True})
     case("rdma_cgroup", "state", "unknown", {"state": "gone"})
     cases.extend(round_two())
     cases.extend(case[1:] for case in round_three_cases())

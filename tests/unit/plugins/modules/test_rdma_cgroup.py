@@ -16,6 +16,7 @@ from ansible_collections.rdma.fabric.tests.unit.support.cgroup_rdma_emulator imp
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
 UNIT = "demo.service"
+SLICE = "rdma-jobs.slice"
 
 
 @pytest.fixture
@@ -26,13 +27,24 @@ def host(host_paths, harness, monkeypatch):
     state = {"running": True, "commands": []}
     make_cgroup(os.path.join(root, "system.slice"))
     make_cgroup(os.path.join(root, "system.slice", UNIT))
+    make_cgroup(os.path.join(root, SLICE))
+    wants = os.path.join(host_paths["SYSTEMD_DIR"], _rdma_cgroup.WANTS)
 
     def run_command(args, **kwargs):
         state["commands"].append(args)
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         if args[1:3] == ["show", "--property=ControlGroup"]:
-            return 0, (f"/system.slice/{UNIT}\n" if state["running"] else "\n"), ""
+            cgroup = f"/system.slice/{UNIT}" if args[-1] == UNIT else f"/{SLICE}"
+            return 0, (cgroup + "\n" if state["running"] else "\n"), ""
         if args[1:] == ["daemon-reload"]:
+            return 0, "", ""
+        if args[1] in ("enable", "disable"):  # as systemctl does for an instance of a template WantedBy=multi-user.target
+            link = os.path.join(wants, args[2])
+            if args[1] == "enable":
+                os.makedirs(wants, exist_ok=True)
+                os.symlink(os.path.join(host_paths["SYSTEMD_DIR"], _rdma_cgroup.SLICE_TEMPLATE), link)
+            else:
+                os.unlink(link)
             return 0, "", ""
         raise AssertionError(args)
 
@@ -111,9 +123,44 @@ def test_absent_for_a_service_removes_the_dropin_when_no_device_is_left(host):
     assert read(os.path.join(host["root"], "system.slice", UNIT, "rdma.max")).startswith("rxe0 hca_handle=max hca_object=max \n")
 
 
+def test_a_slice_gets_the_limit_now_and_a_service_in_it_that_writes_it_at_boot(host):
+    args = {"unit": SLICE, "device": "rxe0", "hca_handle": "2"}
+    exited, result = run(args, check=True)
+    assert exited and result["changed"] and host["writes"] == [] and result["commands"][-1] == (
+        "/usr/bin/systemctl enable rdma-fabric-rdma-cgroup@rdma-jobs.slice.service")
+    assert not os.path.exists(os.path.join(host["paths"]["SYSTEMD_DIR"], _rdma_cgroup.SLICE_TEMPLATE))
+    exited, result = run(args)
+    assert exited and result["changed"], result
+    root, systemd = host["root"], host["paths"]["SYSTEMD_DIR"]
+    service = "rdma-fabric-rdma-cgroup@rdma-jobs.slice.service"
+    assert result["service"] == service and result["applied"]
+    assert read(os.path.join(root, SLICE, "rdma.max")).startswith("rxe0 hca_handle=2 hca_object=max \n")
+    assert result["dropin"] == os.path.join(systemd, f"{service}.d", _rdma_cgroup.DROPIN)
+    assert f"ExecStart=+{_rdma_cgroup.HELPER} --parent 'rxe0 hca_handle=2 hca_object=max'" in read(result["dropin"])
+    template = read(os.path.join(systemd, _rdma_cgroup.SLICE_TEMPLATE))
+    assert "Slice=%i\n" in template and "PartOf=%i\n" in template and "WantedBy=multi-user.target" in template
+    assert os.path.islink(os.path.join(systemd, _rdma_cgroup.WANTS, service))
+    assert result["before"]["enabled"] is False and result["after"] == {
+        "limits": {"hca_handle": 2, "hca_object": "max"}, "persisted": {"hca_handle": 2, "hca_object": "max"},
+        "controller": True, "enabled": True}
+    exited, again = run(args)
+    assert exited and not again["changed"] and again["commands"] == [], again
+    exited, removed = run({"unit": SLICE, "device": "rxe0", "state": "absent"})
+    assert exited and removed["changed"] and removed["after"]["enabled"] is False
+    assert not os.path.exists(result["dropin"]) and not os.path.lexists(os.path.join(systemd, _rdma_cgroup.WANTS, service))
+    assert removed["commands"][-1] == f"/usr/bin/systemctl disable {service}"
+
+
+def test_an_inactive_slice_gets_its_service_only(host):
+    host["state"]["running"] = False
+    exited, result = run({"unit": SLICE, "device": "rxe0", "hca_object": 7})
+    assert exited and result["changed"] and not result["applied"] and host["writes"] == []
+    assert result["after"]["persisted"] == {"hca_handle": "max", "hca_object": 7} and result["after"]["enabled"]
+
+
 @pytest.mark.parametrize("args, start", [
-    ({"cgroup": "rdma-jobs", "device": "rxe0"}, "persistent: only a service's limits can be kept"),
-    ({"unit": "user.slice", "device": "rxe0"}, "persistent: only a service's limits can be kept"),
+    ({"cgroup": "rdma-jobs", "device": "rxe0"}, "persistent: only the limits of a service or a slice can be kept"),
+    ({"unit": "run-u7.scope", "device": "rxe0"}, "persistent: only the limits of a service or a slice can be kept"),
     ({"cgroup": "rdma-jobs", "device": "mlx5_9", "persistent": False}, "device: 'mlx5_9' is not an RDMA device here; allowed: one of"),
     ({"cgroup": "../etc", "device": "rxe0", "persistent": False}, "cgroup: '../etc' is not a cgroup below"),
     ({"cgroup": "rdma-jobs", "device": "rxe0", "hca_handle": "-1", "persistent": False}, "hca_handle: '-1' is not a limit"),
