@@ -154,6 +154,7 @@ ROLE_VARIABLES = {
         "container_host_restart_services",
         "container_host_check",
         "container_host_check_image",
+        "container_host_check_run_options",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -827,6 +828,11 @@ def _container_host(errors: _Errors, settings: dict) -> None:
     if image is not _INVALID and image and not _IMAGE.fullmatch(image):
         errors.add(f"container_host_check_image: {image!r} is not an image reference; allowed: '' (no container check) or a "
                    "name such as debian:bookworm (letters, digits, '.', '_', '/', ':', '@', '-'; not starting with '-')")
+    for index, option in _items(errors, settings["container_host_check_run_options"], "container_host_check_run_options"):
+        path = f"container_host_check_run_options[{index}]"
+        text = _text(errors, {path: option}, path)
+        if text is not _INVALID and (not text or len(text) > 255 or any(ord(char) < 32 or ord(char) == 127 for char in text)):
+            errors.add(f"{path}: {text!r} is not an argument; allowed: text of 1-255 characters without control characters")
 
 
 CHECKS = {

@@ -154,6 +154,7 @@ BASE = {
         "container_host_restart_services": False,
         "container_host_check": True,
         "container_host_check_image": "registry.example/rdma/check:1.0",
+        "container_host_check_run_options": ["--security-opt", "apparmor=unconfined"],
     },
     "topology": {
         # LLDP read on the host itself: the first task after the input check reaches for the host
@@ -490,6 +491,8 @@ def _corpus() -> list:
     case("container_host", "container_host_restart_services", "word", "later")
     each("container_host", "container_host_check_image", [("leading-dash", "--privileged"), ("space", "debian bookworm"),
                                                            ("number-for-text", 5)])
+    each("container_host", "container_host_check_run_options[1]", [("newline-injection", "a\nb"), ("empty", ""), ("list", ["x"])])
+    case("container_host", "container_host_check_run_options", "text", "--privileged")
     return cases
 
 

@@ -7,7 +7,7 @@ rdma_netlink_recorded.json holds, per recording: the kernel (uname -r), where it
 network namespace, or inside a scale host's namespace), the raw datagrams the kernel sent back (hex) for a
 RDMA_NLDEV_CMD_GET dump and for RDMA_NLDEV_CMD_STAT_GET of port 1 of each device, and what
 `rdma -j statistic show` printed right after, from the same kernel: the reference the parser must agree with; on
-6.12, also the reply to a RDMA_NLDEV_CMD_SYS_GET (sys_get) and what `rdma system show` printed right after it.
+6.1 and 6.12, also the reply to a RDMA_NLDEV_CMD_SYS_GET (sys_get) and what `rdma system show` printed right after it.
 How they were taken: on a lab VM, after `rdma link add` of an rxe (and a siw on 6.1) and an rping over it,
 tests/unit/support/record_rdma_netlink.py run as root (in `ip netns exec node01` for the namespace recording).
 """

@@ -186,12 +186,9 @@ SYSTEM_RECORDINGS = [name for name in RECORDINGS if "sys_get" in nlrec.RECORDED[
 
 
 def shown_settings(text: str) -> dict:
-    """`rdma system show` as the reference: 'netns shared privileged-qkey off monitor on copy-on-fork on'."""
+    """`rdma system show` as the reference: 'netns shared privileged-qkey off monitor on copy-on-fork on'; only what it printed."""
     words = text.split()
-    found = dict.fromkeys(_nldev.SYSTEM_ATTRS)
-    for name, value in zip(words[::2], words[1::2]):
-        found[name] = value if name == "netns" else value == "on"
-    return found
+    return {name: value if name == "netns" else value == "on" for name, value in zip(words[::2], words[1::2])}
 
 
 def test_a_recording_has_the_system_settings():
@@ -202,7 +199,14 @@ def test_a_recording_has_the_system_settings():
 def test_system_settings_agree_with_the_rdma_tool(name):
     recording = nlrec.RECORDED[name]
     assert recording["rdma_system_show"]["rc"] == 0
-    assert _nldev.system_settings(replies(recording["sys_get"])) == shown_settings(recording["rdma_system_show"]["stdout"])
+    settings = _nldev.system_settings(replies(recording["sys_get"]))
+    shown = shown_settings(recording["rdma_system_show"]["stdout"])
+    assert {key: settings[key] for key in shown} == shown
+    # what the tool did not print: iproute2 6.1 knows no privileged-qkey, which Debian 12's 6.1.0-56 kernel answers
+    # (attribute 96, off); a setting the kernel lacks is None
+    unprinted = {key: value for key, value in settings.items() if key not in shown}
+    assert unprinted == {"6.1 initial namespace": {"privileged-qkey": False, "monitor": None},
+                         "6.12 initial namespace": {}}[name], unprinted
 
 
 def test_a_kernel_without_the_newer_settings_reports_them_as_none():
