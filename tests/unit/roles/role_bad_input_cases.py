@@ -474,23 +474,21 @@ def _corpus() -> list:
     case("container_host", "container_host_reboot", "word", "maybe")
     case("container_host", "container_host_reboot_timeout", "too-short", 5)
     case("container_host", "container_host_reboot_test_command", "number-for-text", 5)
-    each("container_host", "container_host_cgroup_limits[0].unit", [("scope", "docker-4f2a.scope"), ("no-type", "kubepods"),
-                                                                     ("dotdot-path", "../x.slice"), ("space", "a b.slice")])
+    units = [("scope", "docker-4f2a.scope"), ("no-type", "kubepods"), ("dotdot-path", "../x.slice"), ("space", "a b.slice")]
+    each("container_host", "container_host_cgroup_limits[0].unit", units)
     each("container_host", "container_host_cgroup_limits[0].device", [("slash", "mlx5/0"), ("newline", "mlx5_0\n"), ("256", "m" * 256)])
-    each("container_host", "container_host_cgroup_limits[0].hca_handle", [("negative", -1), ("leading-zero", "064"), ("word", "unlimited"),
-                                                                           ("boolean", True), ("too-large", 2**31)])
+    limits = [("negative", -1), ("leading-zero", "064"), ("word", "unlimited"), ("boolean", True), ("too-large", 2**31)]
+    each("container_host", "container_host_cgroup_limits[0].hca_handle", limits)
     case("container_host", "container_host_cgroup_limits[1].hca_object", "fraction", "1.5")
     case("container_host", "container_host_cgroup_limits[0].state", "unknown-key", "absent")
     case("container_host", "container_host_cgroup_limits[1].unit", "same-device-twice", "kubepods.slice")
     case("container_host", "container_host_cgroup_limits[0].unit", "missing", MISSING)
     each("container_host", "container_host_runtime_services", [("word", "all"), ("text", "containerd.service")])
-    each("container_host", "container_host_runtime_services[0]", [("socket", "docker.socket"), ("slice", "kubepods.slice"),
-                                                                   ("leading-dash", "-x.service")])
+    each("container_host", "container_host_runtime_services[0]", [("socket", "docker.socket"), ("slice", "kubepods.slice"), ("leading-dash", "-x.service")])
     case("container_host", "container_host_runtime_services[1]", "listed-twice", "containerd.service")
     each("container_host", "container_host_memlock", [("negative", "-2"), ("unit-suffix", "64M"), ("percent", "50%")])
     case("container_host", "container_host_restart_services", "word", "later")
-    each("container_host", "container_host_check_image", [("leading-dash", "--privileged"), ("space", "debian bookworm"),
-                                                           ("number-for-text", 5)])
+    each("container_host", "container_host_check_image", [("leading-dash", "--privileged"), ("space", "debian bookworm"), ("number-for-text", 5)])
     each("container_host", "container_host_check_run_options[1]", [("newline-injection", "a\nb"), ("empty", ""), ("list", ["x"])])
     case("container_host", "container_host_check_run_options", "text", "--privileged")
     return cases
