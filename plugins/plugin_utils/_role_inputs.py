@@ -775,8 +775,6 @@ def _nic_firmware(errors: _Errors, settings: dict) -> None:
 
 # --- container_host ----------------------------------------------------------------------------------------
 
-# the container runtimes' services whose locked-memory limit containers inherit (containerd's shims, CRI-O's conmon, ...)
-RUNTIME_SERVICES = ("containerd.service", "docker.service", "podman.service", "crio.service", "kubelet.service")
 CGROUP_LIMIT_KEYS = ("unit", "device", "hca_handle", "hca_object")
 # an image reference as docker and podman take it (argv, never a shell); no leading '-', which they would read as an option
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")
