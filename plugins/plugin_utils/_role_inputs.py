@@ -36,7 +36,15 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
     _tclass,
     _validate,
 )
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _fabric_check, _ib_diags, _nfs_rdma, _opensm_partitions, _qos_intent, _topology
+from ansible_collections.rdma.fabric.plugins.plugin_utils import (
+    _fabric_check,
+    _gpudirect_gate,
+    _ib_diags,
+    _nfs_rdma,
+    _opensm_partitions,
+    _qos_intent,
+    _topology,
+)
 
 ROLE_VARIABLES = {
     "soft_rdma": ("soft_rdma_kernel_modules", "soft_rdma_links", "soft_rdma_exclusive", "soft_rdma_roce"),
@@ -155,6 +163,18 @@ ROLE_VARIABLES = {
         "container_host_check",
         "container_host_check_image",
         "container_host_check_run_options",
+    ),
+    "gpudirect": (
+        "gpudirect_devices",
+        "gpudirect_require",
+        "gpudirect_acs_scope",
+        "gpudirect_acs_fix",
+        "gpudirect_acs_persistent",
+        "gpudirect_peermem",
+        "gpudirect_peermem_module",
+        "gpudirect_dmabuf_probe",
+        "gpudirect_fail",
+        "gpudirect_reload_modules",
     ),
     "subnet_manager": (
         "subnet_manager_partitions",
@@ -833,6 +853,29 @@ def _container_host(errors: _Errors, settings: dict) -> None:
             errors.add(f"{path}: {text!r} is not an argument; allowed: text of 1-255 characters without control characters")
 
 
+def _gpudirect(errors: _Errors, settings: dict) -> None:
+    """The devices as gpudirect_facts takes them, the gate's choices, the peer-memory module and the drivers to reload
+    (tasks_from: reload) as modprobe and modules-load.d take their names."""
+    names = {}
+    for index, name in _items(errors, settings["gpudirect_devices"], "gpudirect_devices"):
+        path = f"gpudirect_devices[{index}]"
+        name = errors.check(_validate.rdma_device_name, name, path)
+        if name is not _INVALID:
+            _listed_once(errors, names, name, index, path, repr(name), "each device once")
+    errors.check(_validate.choice, settings["gpudirect_require"], _gpudirect_gate.REQUIRE, "gpudirect_require")
+    errors.check(_validate.choice, settings["gpudirect_acs_scope"], _gpudirect_gate.ACS_SCOPES, "gpudirect_acs_scope")
+    errors.check(_validate.choice, settings["gpudirect_peermem"], ("unmanaged", "present", "absent"), "gpudirect_peermem")
+    errors.check(_validate.kernel_module_name, settings["gpudirect_peermem_module"], "gpudirect_peermem_module")
+    for option in ("gpudirect_acs_fix", "gpudirect_acs_persistent", "gpudirect_dmabuf_probe", "gpudirect_fail"):
+        _boolean(errors, settings, option)
+    modules = {}
+    for index, name in _items(errors, settings["gpudirect_reload_modules"], "gpudirect_reload_modules"):
+        path = f"gpudirect_reload_modules[{index}]"
+        name = errors.check(_validate.kernel_module_name, name, path)
+        if name is not _INVALID:
+            _listed_once(errors, modules, name, index, path, repr(name), "each module once")
+
+
 CHECKS = {
     "soft_rdma": _soft_rdma,
     "rdma_core": _rdma_core,
@@ -841,6 +884,7 @@ CHECKS = {
     "switch_qos": _switch_qos,
     "fabric_check": _fabric_check,
     "subnet_manager": _subnet_manager,
+    "gpudirect": _gpudirect,
     "nfs_rdma": _nfs_rdma_role,
     "topology": _topology_role,
     "nic_firmware": _nic_firmware,

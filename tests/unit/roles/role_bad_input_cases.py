@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Malformed inputs for the entry points of the eleven roles, as data.
+"""Malformed inputs for the entry points of the twelve roles, as data.
 
 Each case starts from BASE[role], the role's valid settings, and sets one
 variable path to a bad value (settings_for()). Run through the role, every case
@@ -28,7 +28,7 @@ Case = collections.namedtuple("Case", "role variable label value named", default
 MISSING = object()  # as a value: remove the key
 
 ROLES = ("soft_rdma", "rdma_core", "ipoib", "roce_qos", "switch_qos", "fabric_check", "subnet_manager", "nfs_rdma", "topology",
-         "nic_firmware", "container_host")
+         "nic_firmware", "container_host", "gpudirect")
 
 FACTS = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12"}
 
@@ -155,6 +155,19 @@ BASE = {
         "container_host_check": True,
         "container_host_check_image": "registry.example/rdma/check:1.0",
         "container_host_check_run_options": ["--security-opt", "apparmor=unconfined"],
+    },
+    "gpudirect": {
+        # the modules-load.d file, the first task after the input check, reaches for the host
+        "gpudirect_devices": ["mlx5_0", "mlx5_1"],
+        "gpudirect_require": "dmabuf",
+        "gpudirect_acs_scope": "all",
+        "gpudirect_acs_fix": True,
+        "gpudirect_acs_persistent": True,
+        "gpudirect_peermem": "present",
+        "gpudirect_peermem_module": "nvidia_peermem",
+        "gpudirect_dmabuf_probe": True,
+        "gpudirect_fail": True,
+        "gpudirect_reload_modules": ["mlx5_ib", "mlx5_core"],
     },
     "topology": {
         # LLDP read on the host itself: the first task after the input check reaches for the host
@@ -491,6 +504,19 @@ def _corpus() -> list:
     each("container_host", "container_host_check_image", [("leading-dash", "--privileged"), ("space", "debian bookworm"), ("number-for-text", 5)])
     each("container_host", "container_host_check_run_options[1]", [("newline-injection", "a\nb"), ("empty", ""), ("list", ["x"])])
     case("container_host", "container_host_check_run_options", "text", "--privileged")
+    case("gpudirect", "gpudirect_devices", "text", "mlx5_0")
+    each("gpudirect", "gpudirect_devices[0]", [("slash", "mlx5/0"), ("leading-dash", "-mlx5_0"), ("number", 5)])
+    case("gpudirect", "gpudirect_devices[1]", "listed-twice", "mlx5_0")
+    case("gpudirect", "gpudirect_require", "unknown", "all")
+    case("gpudirect", "gpudirect_acs_scope", "unknown", "bridges")
+    each("gpudirect", "gpudirect_acs_fix", [("word", "maybe"), ("list", [True])])
+    case("gpudirect", "gpudirect_acs_persistent", "word", "later")
+    case("gpudirect", "gpudirect_peermem", "unknown", "loaded")
+    each("gpudirect", "gpudirect_peermem_module", [("option", "-r"), ("space", "nvidia peermem"), ("number", 5), ("path", "../x")])
+    case("gpudirect", "gpudirect_dmabuf_probe", "word", "perhaps")
+    case("gpudirect", "gpudirect_fail", "word", "no way")
+    each("gpudirect", "gpudirect_reload_modules[0]", [("option", "-r"), ("space", "mlx5 ib")])
+    case("gpudirect", "gpudirect_reload_modules[1]", "listed-twice", "mlx5_ib")
     return cases
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _limits, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _gpudirect, _limits, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs
 
 HOST_PATHS = tuple(
     (module, name, getattr(module, name))
@@ -25,6 +25,7 @@ HOST_PATHS = tuple(
         (_rdma_tool, ("MODULES_ROOT",)),
         (_rdma_system, ("MODPROBE_FILE",)),
         (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER", "PROC_CGROUP")),
+        (_gpudirect, ("PROC_ROOT", "BOOT_DIR", "OFED_INFO", "SYSTEMD_DIR", "ACS_CONF", "ACS_HELPER")),
     )
     for name in names
 )

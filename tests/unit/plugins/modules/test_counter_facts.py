@@ -20,25 +20,14 @@ from ansible_collections.rdma.fabric.tests.unit.support import rdma_counter_tree
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
-
-
-class ProcessStarted(AssertionError):
-    pass
+from ansible_collections.rdma.fabric.tests.unit.support.process_guard import ProcessStarted, forbid_processes
 
 
 @pytest.fixture
 def sysroot(host_paths, harness, monkeypatch):
     """An empty sysfs root; starting any process is a test failure, and a counter recorded as unreadable reads EINVAL."""
 
-    def forbidden(*args, **kwargs):
-        raise ProcessStarted(f"counter_facts started a process: {args!r}")
-
-    harness.run_command = forbidden
-    monkeypatch.setattr(subprocess, "Popen", forbidden)
-    for name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "posix_spawn",
-                 "posix_spawnp", "spawnv", "spawnve"):
-        if hasattr(os, name):
-            monkeypatch.setattr(os, name, forbidden)
+    forbid_processes(monkeypatch, harness, "counter_facts")
     real_read = _counters.read_counter
 
     def read(path):

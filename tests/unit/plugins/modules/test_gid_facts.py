@@ -19,11 +19,8 @@ from ansible_collections.rdma.fabric.plugins.modules import gid_facts
 from ansible_collections.rdma.fabric.tests.unit.support import ib_sysfs_trees as ib_trees
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
+from ansible_collections.rdma.fabric.tests.unit.support.process_guard import ProcessStarted, forbid_processes
 from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
-
-
-class ProcessStarted(AssertionError):
-    pass
 
 
 @pytest.fixture
@@ -33,15 +30,7 @@ def sysroot(host_paths, harness, monkeypatch):
     mounts.parent.mkdir(parents=True)
     mounts.write_text("sysfs /sys sysfs rw 0 0\n")
 
-    def forbidden(*args, **kwargs):
-        raise ProcessStarted(f"gid_facts started a process: {args!r}")
-
-    harness.run_command = forbidden
-    monkeypatch.setattr(subprocess, "Popen", forbidden)
-    for name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "posix_spawn",
-                 "posix_spawnp", "spawnv", "spawnve"):
-        if hasattr(os, name):
-            monkeypatch.setattr(os, name, forbidden)
+    forbid_processes(monkeypatch, harness, "gid_facts")
     root = pathlib.Path(host_paths["SYSFS_ROOT"])
     root.mkdir()
     return root
