@@ -239,9 +239,12 @@ def pcie_argv(index: int, data_nic: str) -> tuple:
     them, older QEMU refused).
     intremap=off because interrupt remapping is of no use to these checks (and needs a split
     irqchip under KVM); device-iotlb=on makes the IOMMU advertise device TLBs, without which
-    the guest would never enable the NIC's ATS. The root port is auto-placed on pcie.0 after the
-    management NIC; Linux enumerates the root bus before the bus behind the port, so the
-    management NIC is still probed first and named eth0, the data NIC eth1.
+    the guest would never enable the NIC's ATS. Even so, with iommu=pt (identity domains) Linux 6.1
+    and 6.12 leave the NIC's ATS control at 0; with iommu=nopt (DMA-FQ domains) 6.1 set its enable
+    bit, 0x8000. The root port's ACS control reads 0x001d either way (0x0000 without the IOMMU).
+    The root port is auto-placed on pcie.0 after the management NIC; Linux enumerates the root bus
+    before the bus behind the port, so the management NIC is still probed first and named eth0,
+    the data NIC eth1.
     """
     if not PCIE:
         return [], ["-device", data_nic]
