@@ -6,7 +6,8 @@
 # SUITE is bookworm (the default; Debian 12), trixie (Debian 13) or trixie-backports (Debian 13 with
 # the kernel of trixie-backports, 7.x, whose rxe works inside a network namespace: the scale
 # lab's suite; everything but the linux-* packages is trixie's). OUTDIR receives base.img
-# (ext4, raw), vmlinuz, initrd.img, siw.ko's build log, id_ed25519{,.pub} (the lab's SSH key),
+# (ext4, raw), vmlinuz, initrd.img, the build logs of siw.ko and nvidia_peermem.ko, id_ed25519{,.pub}
+# (the lab's SSH key),
 # kernel-release, suite, and container.tar: the same Debian user space without kernel, modules or
 # boot files, as the root filesystem that `docker import` makes the containers scenario's image
 # from (no registry needed). The VM image also has docker.io (and docker-cli, a package of its own
@@ -16,7 +17,9 @@
 # /etc/apt/sources.list), with its suite names changed to SUITE (bookworm-updates becomes
 # trixie-updates, and so on). Neither Debian 12's nor Debian 13's kernel has CONFIG_RDMA_SIW, so
 # siw.ko is built out of tree, in a second, throwaway chroot of the same suite with that kernel's
-# headers and sources: the module and the kernel share one ABI whatever the build machine runs.
+# headers and sources: the module and the kernel share one ABI whatever the build machine runs. The
+# same chroot builds image/peermem/, a stand-in for NVIDIA's nvidia_peermem (no GPU: it holds
+# ib_core and shows /sys/kernel/mm/memory_peers/nv_mem, for GPUDirect RDMA readiness checks).
 # Runs as root (mmdebstrap --mode=root).
 set -euo pipefail
 
@@ -83,7 +86,7 @@ abi=$(ls "$rootfs/lib/modules")
 step "kernel $abi"
 
 srcpkg=linux-source-$(cut -d. -f1,2 <<<"$abi")
-step "build siw.ko out of tree in a $suite chroot with linux-headers-$abi and $srcpkg"
+step "build siw.ko and nvidia_peermem.ko out of tree in a $suite chroot with linux-headers-$abi and $srcpkg"
 # The hooks run while mmdebstrap has /proc and /dev mounted in that chroot; it is thrown away with
 # $work.
 siwdir=/tmp/$srcpkg/drivers/infiniband/sw/siw
@@ -92,14 +95,25 @@ set -eu
 tar -xJf /usr/src/$srcpkg.tar.xz -C /tmp --wildcards '*/drivers/infiniband/sw/siw/*'
 make -s -C /usr/src/linux-headers-$abi M=$siwdir CONFIG_RDMA_SIW=m modules
 BUILD
+cat >"$work/peermem-build.sh" <<BUILD
+set -eu
+make -s -C /usr/src/linux-headers-$abi M=/tmp/peermem modules
+BUILD
 mmdebstrap --variant=minbase --mode=root --quiet "${pin[@]}" \
     --include="linux-headers-$abi,$srcpkg,make,gcc,xz-utils" \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
-    --customize-hook="copy-in $work/siw-build.sh /tmp" \
+    --customize-hook="copy-in $work/siw-build.sh $work/peermem-build.sh $here/image/peermem /tmp" \
     --customize-hook="chroot \"\$1\" sh /tmp/siw-build.sh >'$out/siw-build.log' 2>&1 || { tail -20 '$out/siw-build.log' >&2; exit 1; }" \
-    --customize-hook="copy-out $siwdir/siw.ko $work" \
-    "$base" "$work/siw-chroot" "$sources" || die "siw.ko build (see $out/siw-build.log)"
+    --customize-hook="chroot \"\$1\" sh /tmp/peermem-build.sh >'$out/peermem-build.log' 2>&1 || { tail -20 '$out/peermem-build.log' >&2; exit 1; }" \
+    --customize-hook="copy-out $siwdir/siw.ko /tmp/peermem/nvidia_peermem.ko $work" \
+    "$base" "$work/siw-chroot" "$sources" || die "siw.ko or nvidia_peermem.ko build (see $out/siw-build.log, $out/peermem-build.log)"
+# make -s prints nothing but diagnostics: a warning is shown here, not only kept in the log.
+if grep -q . "$out/peermem-build.log"; then
+    step "nvidia_peermem.ko built with diagnostics:"
+    cat "$out/peermem-build.log" >&2
+fi
 install -D -m 0644 "$work/siw.ko" "$rootfs/lib/modules/$abi/updates/siw.ko"
+install -D -m 0644 "$work/nvidia_peermem.ko" "$rootfs/lib/modules/$abi/updates/nvidia_peermem.ko"
 rm -rf "$work/siw-chroot"
 chroot "$rootfs" depmod "$abi"
 

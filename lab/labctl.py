@@ -33,6 +33,11 @@ Environment:
                    image (rdma-fabric-lab:SUITE, imported from the image's
                    container.tar) and the engine's socket forwarded over SSH to
                    $LAB_DIR/docker-vmN.sock (the containers scenario; default 0)
+    LAB_PCIE       1: each VM gets an emulated Intel IOMMU (intel_iommu=on iommu=pt) and its data
+                   NIC sits behind a PCIe root port (rp1, with ACS) with ATS on, so that GPUDirect
+                   RDMA checks find real ACS/ATS registers and IOMMU groups; the management NIC
+                   stays on the root bus, eth0 and eth1 keep their names (default 0: no IOMMU, both
+                   NICs on the root bus)
 
 Standard output carries only what callers consume: the image directory (image),
 the inventory path (up), the status lines (status), the remote command's output
@@ -80,6 +85,7 @@ CACHE = os.path.expanduser(os.environ.get("LAB_CACHE", "~/.cache/rdma-fabric-lab
 BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
 HOSTS_PER_VM = int(os.environ.get("LAB_HOSTS_PER_VM") or _SAVED.get("hosts_per_vm", 0))
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
+PCIE = (os.environ.get("LAB_PCIE") or str(_SAVED.get("pcie", 0))) == "1"
 SUITES = ("bookworm", "trixie", "trixie-backports")
 SUITE = os.environ.get("LAB_SUITE") or "bookworm"
 CONTAINER_IMAGE = f"rdma-fabric-lab:{SUITE}"
@@ -225,6 +231,28 @@ def host_index(vm: int, slot: int) -> int:
     return (vm - 1) * HOSTS_PER_VM + slot + 1
 
 
+def pcie_argv(index: int, data_nic: str) -> tuple:
+    """LAB_PCIE=1: the IOMMU, and the data NIC behind a root port with ATS (else the NIC as it is).
+
+    Returns the arguments that go before every PCI device, and the data NIC's own.
+    The IOMMU comes before every PCI device, as QEMU's VT-d notes ask (7.2 also starts with it after
+    them, older QEMU refused).
+    intremap=off because interrupt remapping is of no use to these checks (and needs a split
+    irqchip under KVM); device-iotlb=on makes the IOMMU advertise device TLBs, without which
+    the guest would never enable the NIC's ATS. Even so, with iommu=pt (identity domains) Linux 6.1
+    and 6.12 leave the NIC's ATS control at 0; with iommu=nopt (DMA-FQ domains) 6.1 set its enable
+    bit, 0x8000. The root port's ACS control reads 0x001d either way (0x0000 without the IOMMU).
+    The root port is auto-placed on pcie.0 after the management NIC; Linux enumerates the root bus
+    before the bus behind the port, so the management NIC is still probed first and named eth0,
+    the data NIC eth1.
+    """
+    if not PCIE:
+        return [], ["-device", data_nic]
+    return (["-device", "intel-iommu,intremap=off,device-iotlb=on"],
+            ["-device", f"pcie-root-port,id=rp1,bus=pcie.0,chassis={index},slot=1",
+             "-device", f"{data_nic},bus=rp1,ats=on"])
+
+
 def qemu_argv(index: int, img: str) -> list:
     name = f"vm{index}"
     run = os.path.join(LAB_DIR, name)
@@ -238,18 +266,24 @@ def qemu_argv(index: int, img: str) -> list:
         "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
         f"systemd.hostname={name} lab.data_netdev={DATA_NETDEV} lab.data_ip={data_ip(index)}/{DATA_PREFIX}"
     )
+    if PCIE:
+        # pt: the host's own devices keep identity mappings (no IOVA translation to emulate per DMA);
+        # the IOMMU is still on, so the kernel requests ACS and makes IOMMU groups.
+        append += " intel_iommu=on iommu=pt"
+    iommu, data_nic = pcie_argv(index, f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:{index:02x}")
     return [
         shutil.which("qemu-system-x86_64") or "qemu-system-x86_64",
         "-name", f"rdma-fabric-lab-{name}",
         "-nodefaults", "-display", "none", "-machine", "q35",
         "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", str(memory_mib()),
+        *iommu,
         "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
         "-append", append,
         "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{ssh_port(index)}-:22",
         "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:{index:02x}",
         "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{udp_port(index)}",
-        "-device", f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:{index:02x}",
+        *data_nic,
         "-device", "virtio-rng-pci",
         *(["-drive", f"file={img}/container.tar,if=virtio,format=raw,readonly=on",
            "-drive", f"file={docker_disk(index, img)},if=virtio,format={'qcow2' if docker_cached(img) else 'raw'},"
@@ -600,7 +634,8 @@ def cmd_up() -> None:
         raise LabError(f"{LAB_DIR} already runs {_SAVED.get('vms')} VM(s) on port base {_SAVED.get('port_base')}; "
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
-        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "hosts_per_vm": HOSTS_PER_VM}, handle)
+        json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "hosts_per_vm": HOSTS_PER_VM,
+                   "pcie": int(PCIE)}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
@@ -610,7 +645,7 @@ def cmd_up() -> None:
         start_vm(index, img)
     wait_for_ssh(start)
     wait_for_data_nics(start)
-    record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start)
+    record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start, **({"pcie": 1} if PCIE else {}))
     if DOCKER:
         start_docker(img)
     if HOSTS_PER_VM:
