@@ -287,3 +287,24 @@ def test_soft_rdma_device_follows_its_netdev(tmp_path, monkeypatch):
     assert facts["rdma_devices"]["rxe1"] == {"netdev": "dummy0", "pci": None, "path": [], "gpus": {}, "dmabuf": NOT}
     assert gate.acs_bridges(facts, "all") == ["0000:00:02.0"] and gate.acs_bridges(facts) == []
     assert facts["kernel"]["config"] == {"source": None, "items": dict.fromkeys(gd.KERNEL_CONFIG_ITEMS)}
+
+
+# --- recorded on the lab's kernels -----------------------------------------------------------------------------
+
+def test_recorded_virtio_nic_on_the_root_complex():
+    """Debian 12's lab VM: the data NIC (transitional virtio-net on pcie.0) has 256 bytes of config space, no PCIe
+    capability, so no port type, no ACS and no ATS: facts say unknown, not absent."""
+    info = gd.pci_function(pt.recorded_config("bookworm", "0000:00:02.0"))
+    assert (info["vendor"], info["device"], info["class"]) == ("0x1af4", "0x1000", "0x020000")
+    assert info["extended_config"] is False and info["port_type"] is None and info["acs"] is None and info["ats"] is None
+    assert set(gd.capabilities(pt.recorded_config("bookworm", "0000:00:02.0"))) == {0x09, 0x11}  # virtio's vendor caps, MSI-X
+
+
+@pytest.mark.parametrize("suite", sorted(s for s in pt.recorded() if not s.startswith("_")))
+def test_recorded_kernel_config_lines(suite):
+    lines = pt.recorded()[suite]["kernel_config"]
+    items = gd.parse_kernel_config("\n".join(lines))
+    assert sorted(name for name, value in items.items() if value is not None) == sorted(
+        line.split("=")[0] for line in lines if not line.startswith("#"))
+    assert all(value == "y" for value in items.values() if value is not None)
+    assert items["CONFIG_PCI_P2PDMA"] is None and items["CONFIG_DMABUF_MOVE_NOTIFY"] is None
