@@ -308,17 +308,19 @@ def test_recorded_kernel_config_lines(suite):
         line.split("=")[0] for line in lines if not line.startswith("#"))
     assert all(value == "y" for value in items.values() if value is not None)
     assert items["CONFIG_PCI_P2PDMA"] is None and items["CONFIG_DMABUF_MOVE_NOTIFY"] is None
+    assert items["CONFIG_UDMABUF"] == ("y" if suite.startswith("trixie") else None)  # Debian 13 sets it, 12 does not
 
 
-def test_recorded_root_port_and_nic_behind_it():
-    """Debian 12 on the PCIe lab (q35, emulated VT-d on): the kernel set ACS SV, RR, CR and UF on the root port at boot
-    (0x001d, with the IOMMU on); the NIC behind it has ATS, not enabled in an identity domain (iommu=pt)."""
-    port = gd.pci_function(pt.recorded_config("bookworm-pcie", "0000:00:02.0"))
+@pytest.mark.parametrize("suite", ["bookworm-pcie", "trixie-pcie"])
+def test_recorded_root_port_and_nic_behind_it(suite):
+    """Debian 12 and 13 on the PCIe lab (q35, emulated VT-d on): the kernel set ACS SV, RR, CR and UF on the root port at
+    boot (0x001d, with the IOMMU on); the NIC behind it has ATS, not enabled in an identity domain (iommu=pt)."""
+    port = gd.pci_function(pt.recorded_config(suite, "0000:00:02.0"))
     assert port["port_type"] == "root_port" and port["bridge"] is True and port["vendor"] == "0x1b36"
     assert port["acs"] == {"offset": 0x148, "control_offset": 0x14E, "capability": "0x005f", "control": "0x001d",
                            "enabled": ["source_validation", "request_redirect", "completion_redirect", "upstream_forwarding"],
                            "redirect": ["request_redirect", "completion_redirect"]}
-    assert gd.ext_capabilities(pt.recorded_config("bookworm-pcie", "0000:00:02.0")) == {0x0001: 0x100, 0x000D: 0x148}
-    nic = gd.pci_function(pt.recorded_config("bookworm-pcie", "0000:01:00.0"))
+    assert gd.ext_capabilities(pt.recorded_config(suite, "0000:00:02.0")) == {0x0001: 0x100, 0x000D: 0x148}
+    nic = gd.pci_function(pt.recorded_config(suite, "0000:01:00.0"))
     assert (nic["vendor"], nic["device"], nic["port_type"]) == ("0x1af4", "0x1041", "endpoint")
     assert nic["ats"] == {"offset": 0x100, "enabled": False} and nic["acs"] is None and nic["relaxed_ordering"] is False
