@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gpudirect_facts
 short_description: GPUDirect RDMA readiness as NCCL decides it, with each RDMA device's PCIe path read from config space
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Decides which GPUDirect RDMA path a host can use, the way NCCL decides it (C(src/transport/net_ib/gdr.cc)).
     The path is V(dmabuf) when an RDMA device accepts dma-buf memory registration, else V(peermem) when an NVIDIA peer-memory
@@ -41,14 +41,14 @@ options:
       - Only these RDMA devices. Devices that do not exist are skipped with a warning. Default is every device.
     type: list
     elements: str
-    version_added: 0.3.0
+    version_added: 0.2.0
   dmabuf_probe:
     description:
       - Run NCCL's dma-buf probe on each RDMA device (opens the device and allocates a protection domain for a
         moment). With V(false) the path is decided on peer memory alone.
     type: bool
     default: true
-    version_added: 0.3.0
+    version_added: 0.2.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: pci_acs
 short_description: Set and clear PCIe ACS control bits of bridges (the setpci fix for GPUDirect), now and at every boot
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Sets and clears bits of the ACS (Access Control Services) control register of PCIe bridges, through
     C(/sys/bus/pci/devices/<function>/config) (one 2-byte write and a read-back; C(setpci) is not needed).
@@ -44,7 +44,7 @@ options:
     type: list
     elements: str
     required: true
-    version_added: 0.3.0
+    version_added: 0.2.0
   clear:
     description:
       - ACS control bits to clear. The default clears the bits that redirect peer-to-peer traffic.
@@ -53,7 +53,7 @@ options:
     choices: [source_validation, translation_blocking, request_redirect, completion_redirect, upstream_forwarding,
               egress_control, direct_translated]
     default: [request_redirect, completion_redirect, egress_control]
-    version_added: 0.3.0
+    version_added: 0.2.0
   set:
     description:
       - ACS control bits to set. A bit may not be both set and cleared.
@@ -62,7 +62,7 @@ options:
     choices: [source_validation, translation_blocking, request_redirect, completion_redirect, upstream_forwarding,
               egress_control, direct_translated]
     default: []
-    version_added: 0.3.0
+    version_added: 0.2.0
   state:
     description:
       - V(present) sets and clears the bits now and (with O(persistent)) at every boot. V(absent) forgets these
@@ -71,13 +71,13 @@ options:
     type: str
     choices: [present, absent]
     default: present
-    version_added: 0.3.0
+    version_added: 0.2.0
   persistent:
     description:
       - Keep the bits in C(/etc/rdma-fabric/pci-acs.conf) and apply them at every boot (C(rdma-fabric-pci-acs.service)).
     type: bool
     default: true
-    version_added: 0.3.0
+    version_added: 0.2.0
 notes:
   - Needs root. The boot service needs systemd, C(od) and C(dd) (coreutils).
 seealso:
