@@ -202,7 +202,7 @@ ansible_facts:
                   type: dict
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _kit, _netdev
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _kit, _netdev, _validate
 
 
 def main():
@@ -214,9 +214,10 @@ def main():
     )
     kit = _kit.Kit(module)
     with kit.failures():
+        _validate.name_list(module.params["device"], "device", _validate.rdma_device_name)
         found = _netdev.collect(module.params["device"])
         for name in found["missing"]:
-            module.warn(f"device: {name} is not an RDMA device here; skipped")
+            module.warn(f"device: no RDMA device named {name!r} in /sys/class/infiniband")
         kit.exit(False, ansible_facts={"rdma_netdevs": found["rdma_netdevs"]})
 
 

@@ -133,7 +133,16 @@ def test_device_filter_and_missing_devices(root):
     bt.rxe(root, "rxe1", "eth1")
     result = run(device=["rxe1", "mlx5_9"])
     assert list(result["ansible_facts"]["rdma_netdevs"]) == ["rxe1"]
-    assert result["warnings"] == ["device: mlx5_9 is not an RDMA device here; skipped"]
+    assert result["warnings"] == ["device: no RDMA device named 'mlx5_9' in /sys/class/infiniband"]
+
+
+@pytest.mark.parametrize("device, message", [
+    (["rxe\x1b[31m0"], "device[0]: invalid RDMA device name 'rxe\\x1b[31m0'"),
+    (["rxe0", "../net"], "device[1]: invalid RDMA device name '../net'"),
+])
+def test_device_names_are_checked(root, device, message):
+    ok, result = ModuleHarness.run(netdev_facts, {"device": device})
+    assert not ok and result["msg"].startswith(message), result
 
 
 def test_no_rdma_devices(root):
