@@ -293,7 +293,7 @@ def read_mlx5_lag(device: str, functions: list) -> dict:
     return facts
 
 
-def port_facts(device: str, driver, transport, netdev) -> dict:
+def port_facts(driver, transport, netdev) -> dict:
     """The facts of one RDMA port's netdev: its MTU, the expected active MTU, and its bond when it is one."""
     iface = read_interface(netdev) if netdev else None
     rule = mtu_rule(driver, transport)
@@ -335,7 +335,7 @@ def collect(devices=None) -> dict:
             ndev = _sysfs.read_attr(os.path.join(port_dir, "gid_attrs", "ndevs", "0"))
             netdev, mac_index = _gid.port_netdev(device_dir, int(port_name), [{"netdev": ndev}] if ndev else [], guid,
                                                  mac_index)
-            facts = port_facts(device, driver, transport, netdev)
+            facts = port_facts(driver, transport, netdev)
             facts["transport"] = transport
             bond = facts["bond"]
             if bond is not None and driver == "mlx5_core":
