@@ -3,8 +3,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The netdev under an RDMA port: bonds, RoCE LAG and the RDMA MTU a netdev MTU gives (pure parts and sysfs reads).
 
-Formats, as the kernel prints them (read in Linux 6.1 and 6.12: drivers/net/bonding/bond_sysfs.c,
-net/core/net-sysfs.c, drivers/net/ethernet/mellanox/mlx5/core/lag/debugfs.c):
+Formats, as the kernel prints them. Where each one was read (excerpts of public kernel trees found with a code
+search, file versions not tied to a release): drivers/net/bonding/bond_sysfs.c's show functions for mode, slaves,
+active_slave and mii_status, in their sprintf and their sysfs_emit versions (the same text; sysfs_emit since 5.10);
+drivers/net/ethernet/mellanox/mlx5/core/lag/debugfs.c as of its multiport_eswitch mode (6.0 and later). The
+net/core/net-sysfs.c lines (carrier, speed, mtu, operstate) were not read for this: they are what that file is
+known to print, checked on no kernel here yet.
 - /sys/class/net/<bond>/bonding/mode: "<name> <number>\\n" ("active-backup 1", "802.3ad 4");
 - bonding/slaves: the slaves' names, one space between, then "\\n"; nothing at all without slaves; "++more++" ends
   a list that fills the page;

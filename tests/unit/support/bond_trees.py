@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Sysfs trees of netdevs, bonds and RDMA devices on them, for the netdev_facts tests (not a test module).
 
-Files carry what the kernel prints (drivers/net/bonding/bond_sysfs.c, net/core/net-sysfs.c of Linux 6.1 and 6.12):
-the trailing newline, an empty bonding/active_slave when there is none, and no carrier or speed file content at
+Files carry what the kernel prints (see plugins/module_utils/_netdev.py for where each format was read): the
+trailing newline, an empty bonding/active_slave when there is none, and no carrier or speed file content at
 all where the kernel answers EINVAL: such files are made unreadable (a directory in the file's place, which
 open(2) for reading refuses with EISDIR: the reader sees an unreadable file, as it would see EINVAL).
 """

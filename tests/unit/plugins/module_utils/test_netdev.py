@@ -1,8 +1,9 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""_netdev: the bonding and net-sysfs formats of Linux 6.1/6.12 (bond_sysfs.c, net-sysfs.c), mlx5's LAG debugfs
-(lag/debugfs.c), RoCE LAG qualification and the RDMA MTU rules (ib_addr.h iboe_get_mtu, rxe_param.h, ib_verbs.h)."""
+"""_netdev: the bonding formats (bond_sysfs.c) and net-sysfs ones, mlx5's LAG debugfs (lag/debugfs.c), RoCE LAG
+qualification and the RDMA MTU rules (ib_addr.h iboe_get_mtu with ib_pack.h's sizes, rxe_param.h and rxe.c's
+rxe_set_mtu, device.c's iw_query_port). Where each format was read: the docstring of _netdev.py."""
 
 from __future__ import annotations
 
@@ -218,3 +219,16 @@ def test_read_bond_without_slaves(host_paths):
     bond = nd.read_bond("bond0")
     assert bond["slaves"] == [] and bond["active_slave"] is None and bond["mii_status"] == "down"
     assert bond["roce_lag"]["qualifies"] is False and bond["mode"] == "802.3ad"
+
+
+@given(st.one_of(st.none(), st.text(max_size=40)))
+def test_the_parsers_take_any_text(text):
+    name, number = nd.parse_mode(text)
+    assert (name is None) == (number is None) and (number is None or nd.BOND_MODES[number] == name)
+    names, truncated = nd.parse_slaves(text)
+    assert isinstance(truncated, bool) and "++more++" not in names and all(n.strip() == n and n for n in names)
+    assert nd.parse_carrier(text) in (True, False, None)
+    speed = nd.parse_speed(text)
+    assert speed is None or (isinstance(speed, int) and speed > 0 and speed not in nd.UNKNOWN_SPEEDS)
+    assert nd.parse_lag_state(text) in ("active", "disabled", "unknown")
+    assert nd.lag_facts("mlx5_0", text, text)["active"] in (True, False)
