@@ -6,17 +6,19 @@
 Formats, as the kernel prints them. Where each one was read (excerpts of public kernel trees found with a code
 search, file versions not tied to a release): drivers/net/bonding/bond_sysfs.c's show functions for mode, slaves,
 active_slave and mii_status, in their sprintf and their sysfs_emit versions (the same text; sysfs_emit since 5.10);
-drivers/net/ethernet/mellanox/mlx5/core/lag/debugfs.c as of its multiport_eswitch mode (6.0 and later). The
-net/core/net-sysfs.c lines (carrier, speed, mtu, operstate) were not read for this: they are what that file is
-known to print, checked on no kernel here yet.
+drivers/net/ethernet/mellanox/mlx5/core/lag/debugfs.c as of its multiport_eswitch mode (6.0 and later);
+net/core/net-sysfs.c's carrier_show and speed_show in four versions (fmt_udec of ethtool_cmd_speed in old kernels,
+fmt_dec of cmd.base.speed, sysfs_emit, and an early EOPNOTSUPP for a driver without get_link_ksettings). The mtu
+and operstate lines were not re-read: they are what that file is known to print.
 - /sys/class/net/<bond>/bonding/mode: "<name> <number>\\n" ("active-backup 1", "802.3ad 4");
 - bonding/slaves: the slaves' names, one space between, then "\\n"; nothing at all without slaves; "++more++" ends
   a list that fills the page;
 - bonding/active_slave: "<name>\\n", or nothing when the bond has no active slave (modes without one read empty);
 - bonding/mii_status: "up" or "down";
 - /sys/class/net/<if>/carrier: "1" or "0"; EINVAL while the interface is down (administratively);
-- speed: Mb/s in "%d", -1 (SPEED_UNKNOWN) when the driver does not know; EINVAL when the interface is down or has
-  no link settings (a dummy); older kernels printed the unknown value unsigned (4294967295, or 65535);
+- speed: Mb/s in "%d", -1 (SPEED_UNKNOWN) when the driver does not know; EINVAL when the interface is down,
+  EINVAL or EOPNOTSUPP when it has no link settings (a dummy); older kernels printed the unknown value unsigned
+  (4294967295, or 65535);
 - mtu: "%d"; operstate: "up", "down", "unknown", "dormant", "lowerlayerdown", "notpresent", "testing";
 - /sys/class/net/<if>/device: a link to the parent device (the PCI function; virtio-net: virtioN below it);
   /sys/class/net/<slave>/master: a link to the bond;
