@@ -61,7 +61,10 @@ LAG_STATES = ("active", "disabled")
 UNKNOWN_SPEEDS = (-1, 65535, 4294967295)
 
 BDF_RE = re.compile(r"^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
-MLX5_BOND_RE = re.compile(r"^mlx5_bond_\d+$")
+MLX5_BOND_RE = re.compile(r"^mlx5_bond_[0-9]+$")
+# ASCII digits only: str.isdigit() and \d accept digits int() refuses ('²') or the kernel never prints ('٣')
+_INT_RE = re.compile(r"-?[0-9]+")
+_NUMBER_RE = re.compile(r"[0-9]+")
 
 
 # --- pure ---------------------------------------------------------------------------------------------------
@@ -77,7 +80,7 @@ def _strip(text):
 def parse_int(text):
     """'9000' -> 9000, '-1' -> -1; None, '' and anything else -> None."""
     text = _strip(text)
-    if text is None or not re.fullmatch(r"-?\d+", text):
+    if text is None or not _INT_RE.fullmatch(text):
         return None
     return int(text)
 
@@ -89,10 +92,10 @@ def parse_mode(text) -> tuple:
     if text is None:
         return None, None
     parts = text.split()
-    if len(parts) == 2 and parts[1].isdigit() and BOND_MODES.get(int(parts[1])) == parts[0]:
+    if len(parts) == 2 and _NUMBER_RE.fullmatch(parts[1]) and BOND_MODES.get(int(parts[1])) == parts[0]:
         return parts[0], int(parts[1])
     if len(parts) == 1:
-        if parts[0].isdigit() and int(parts[0]) in BOND_MODES:
+        if _NUMBER_RE.fullmatch(parts[0]) and int(parts[0]) in BOND_MODES:
             return BOND_MODES[int(parts[0])], int(parts[0])
         for number, name in BOND_MODES.items():
             if name == parts[0]:
@@ -333,7 +336,7 @@ def collect(devices=None) -> dict:
         entry = {"driver": driver, "pci": pci, "ports": {}}
         ports_dir = os.path.join(device_dir, "ports")
         for port_name in sorted(_sysfs.list_dir(ports_dir), key=_gid.port_sort_key):
-            if not port_name.isdigit():
+            if not _NUMBER_RE.fullmatch(port_name):
                 continue
             port_dir = os.path.join(ports_dir, port_name)
             link_layer = _sysfs.read_attr(os.path.join(port_dir, "link_layer"))

@@ -232,3 +232,9 @@ def test_the_parsers_take_any_text(text):
     assert speed is None or (isinstance(speed, int) and speed > 0 and speed not in nd.UNKNOWN_SPEEDS)
     assert nd.parse_lag_state(text) in ("active", "disabled", "unknown")
     assert nd.lag_facts("mlx5_0", text, text)["active"] in (True, False)
+
+
+@pytest.mark.parametrize("text", ["²", "0 ²", "active-backup ¹", "\u0663", "1\u0663"])
+def test_non_ascii_digits_are_not_numbers(text):
+    # found by the property above: '²'.isdigit() is true and int('²') raises
+    assert nd.parse_mode(text) == (None, None) and nd.parse_int(text) is None and nd.parse_speed(text) is None
