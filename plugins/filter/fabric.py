@@ -78,8 +78,29 @@ def fabric_ib_result(hosts, fabric, options=None):
         raise AnsibleFilterError(f"fabric_ib_result: {err}") from err
 
 
+def fabric_mtu_problems(ends, pair):
+    """MTU consistency of a pair from the registered netdev_facts results of its two ends."""
+    if not isinstance(ends, list) or not all(isinstance(end, dict) for end in ends):
+        raise AnsibleFilterError("fabric_mtu_problems: expects a list of the pair's two ends")
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise AnsibleFilterError("fabric_mtu_problems: expects the pair as [client, server]")
+    try:
+        return _fabric_check.mtu_problems(pair, ends)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_mtu_problems: {err}") from err
+
+
+def fabric_bond_problems(facts, host, expected_slaves=None):
+    """The problems of the bonds under a host's RDMA ports, from its registered netdev_facts result."""
+    try:
+        return _fabric_check.bond_problems(str(host), facts, expected_slaves)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_bond_problems: {err}") from err
+
+
 class FilterModule:
     def filters(self):
         return {"fabric_pairs": fabric_pairs, "fabric_rounds": fabric_rounds, "fabric_pair_errors": fabric_pair_errors,
                 "fabric_round_part": fabric_round_part, "fabric_summary": fabric_summary, "fabric_result": fabric_result,
-                "fabric_counter_check": fabric_counter_check, "fabric_ib_result": fabric_ib_result}
+                "fabric_counter_check": fabric_counter_check, "fabric_ib_result": fabric_ib_result,
+                "fabric_mtu_problems": fabric_mtu_problems, "fabric_bond_problems": fabric_bond_problems}

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Pure helpers of the fabric_check role: pairing hosts, reading traffic-test output, judging the port counters around
-each pair's tests, judging the IB diagnostics and drawing the IB topology (Mermaid)."""
+each pair's tests, the pairs' MTUs and the hosts' bonds (netdev_facts), judging the IB diagnostics and drawing the IB
+topology (Mermaid)."""
 
 from __future__ import annotations
 
@@ -415,6 +416,145 @@ def counter_check(pair, ends: list, options: dict = None) -> dict:
         else:
             row["detail"] = "no error counter moved"
     return {"label": label, "rows": rows, "failures": failures}
+
+
+# --- MTU and bonds (netdev_facts) ---------------------------------------------------------------------------
+# The role can read netdev_facts on each host; mtu_problems() compares a pair's ends (the netdev MTUs, and the RDMA
+# active MTUs the drivers derive from them), bond_problems() judges one host's bonds under its RDMA ports. Each
+# problem is one line naming the pair or host, the device/port, the bond and the slave.
+
+def _netdev_ports(facts):
+    """The rdma_netdevs dict from a registered netdev_facts result or the dict itself, else (None, why)."""
+    if not isinstance(facts, dict):
+        return None, "not read"
+    if facts.get("skipped"):
+        return None, "not read"
+    if facts.get("failed"):
+        return None, str(facts.get("msg") or "netdev_facts failed")[:160]
+    if "ansible_facts" in facts:
+        facts = (facts.get("ansible_facts") or {}).get("rdma_netdevs")
+        if not isinstance(facts, dict):
+            return None, "no rdma_netdevs in the result"
+    return facts, None
+
+
+def _netdev_port(facts, device, port) -> tuple:
+    devices, why = _netdev_ports(facts)
+    if devices is None:
+        return None, why
+    reading = ((devices.get(device) or {}).get("ports") or {}).get(str(port))
+    if not isinstance(reading, dict):
+        return None, f"no port {device}/{port} in the netdev facts"
+    return reading, None
+
+
+def _mtu_side(end: dict, reading) -> str:
+    where = f"{end.get('host')} {end.get('device')}/{end.get('port')}"
+    if reading is None:
+        return f"{where} not read"
+    return f"{where} {reading.get('netdev')} MTU {reading.get('mtu')}, RDMA MTU {reading.get('active_mtu')}"
+
+
+def mtu_problems(pair, ends: list) -> list:
+    """MTU consistency of a pair: one line per problem, naming the pair and, for both ends, the host, device/port,
+    netdev, netdev MTU and RDMA active MTU.
+
+    pair: [client, server]; ends: two {host, device, port, facts}, facts a registered netdev_facts result (or its
+    rdma_netdevs). Problems: an end not read; netdev MTUs that differ; RDMA active MTUs that differ; a RoCE end whose
+    netdev MTU gives RDMA-CM no path MTU (below 352 bytes: the kernel refuses the route).
+    """
+    if not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(end, dict) for end in ends):
+        raise ValueError("ends: expects the pair's two ends, {host, device, port, facts} each")
+    label = f"{pair[0]} -> {pair[1]}"
+    readings, whys = [], []
+    for end in ends:
+        reading, why = _netdev_port(end.get("facts"), end.get("device"), end.get("port"))
+        readings.append(reading)
+        whys.append(why)
+    sides = "; ".join(_mtu_side(end, reading) for end, reading in zip(ends, readings))
+    problems = []
+    for end, why in zip(ends, whys):
+        if why:
+            problems.append(f"{label}: MTU not checked, {end.get('host')} {end.get('device')}/{end.get('port')}: {why} ({sides})")
+    if any(why for why in whys):
+        return problems
+    first, second = readings
+    if first.get("mtu") != second.get("mtu"):
+        problems.append(f"{label}: netdev MTUs differ: {sides}")
+    if first.get("active_mtu") != second.get("active_mtu"):
+        problems.append(f"{label}: RDMA active MTUs differ: {sides}")
+    for end, reading in zip(ends, readings):
+        if reading.get("transport") == "RoCE" and reading.get("mtu") is not None and reading.get("rdma_cm_mtu") is None:
+            problems.append(f"{label}: {end.get('host')} {reading.get('netdev')} MTU {reading.get('mtu')} leaves RDMA-CM no "
+                            f"RoCE path MTU (352 at least): {sides}")
+    return problems
+
+
+def _expected_slaves(expected, bond: str):
+    if expected is None:
+        return None
+    value = expected.get(bond) if isinstance(expected, dict) else expected
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected_slaves: {value!r} for {bond} is not a count of 1 or more")
+    return value
+
+
+def _carrier_text(slave: dict) -> str:
+    carrier = slave.get("carrier")
+    state = "unreadable" if carrier is None else ("1" if carrier else "0")
+    return f"carrier {state}, operstate {slave.get('operstate')}"
+
+
+def bond_problems(host: str, facts, expected_slaves=None) -> list:
+    """One line per problem of the bonds under a host's RDMA ports, naming host, bond and slave.
+
+    facts: a registered netdev_facts result (or its rdma_netdevs); expected_slaves: None, a count for every bond, or
+    {bond: count}. Problems: the active slave without carrier; no active slave in a mode that has one; a slave listed
+    by the bond that is gone, or without carrier; fewer slaves than expected; RoCE LAG expected (the bond qualifies,
+    the device is mlx5) but not active. A bond under several devices or ports is judged once (its LAG per device).
+    Hosts without bonds have no problems.
+    """
+    devices, why = _netdev_ports(facts)
+    if devices is None:
+        return [f"{host}: bonds not checked: {why}"]
+    problems = []
+    seen = set()
+    for device in sorted(devices):
+        ports = (devices.get(device) or {}).get("ports") or {}
+        for port in sorted(ports, key=lambda p: (len(str(p)), str(p))):
+            bond = (ports.get(port) or {}).get("bond")
+            if not isinstance(bond, dict):
+                continue
+            name = bond.get("name")
+            slaves = [s for s in bond.get("slaves") or [] if isinstance(s, dict)]
+            names = ", ".join(s.get("name") or "?" for s in slaves) or "none"
+            lag, verdict = bond.get("lag"), bond.get("roce_lag") or {}
+            if verdict.get("qualifies") and isinstance(lag, dict) and lag.get("active") is False:
+                source = "debugfs" if lag.get("source") == "debugfs" else "the device's name, debugfs unreadable"
+                problems.append(f"{host} {name}: RoCE LAG expected on {device}/{port} ({verdict.get('reason')}) but the LAG "
+                                f"is not active (state {lag.get('state')}, from {source}); slaves {names}")
+            if name in seen:
+                continue
+            seen.add(name)
+            active = bond.get("active_slave")
+            for slave in slaves:
+                slave_name = slave.get("name")
+                if slave.get("present") is False:
+                    problems.append(f"{host} {name}: slave {slave_name} is missing (the bond lists it, no such netdev)")
+                elif slave_name == active and slave.get("carrier") is not True:
+                    problems.append(f"{host} {name}: active slave {slave_name} has no carrier ({_carrier_text(slave)})")
+                elif slave.get("carrier") is not True:
+                    problems.append(f"{host} {name}: slave {slave_name} has no carrier ({_carrier_text(slave)})")
+            if active is None and bond.get("mode_number") in (1, 5, 6) and slaves:
+                problems.append(f"{host} {name}: no active slave (mode {bond.get('mode')}; slaves {names})")
+            wanted = _expected_slaves(expected_slaves, name)
+            if wanted is not None and len(slaves) < wanted:
+                problems.append(f"{host} {name}: {len(slaves)} slave(s) ({names}), {wanted} expected: a slave is missing")
+            elif wanted is None and not slaves:
+                problems.append(f"{host} {name}: the bond has no slaves")
+    return problems
 
 
 # --- InfiniBand ------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from ansible.errors import AnsibleFilterError
 
@@ -13,7 +15,8 @@ from ansible_collections.rdma.fabric.plugins.filter import fabric
 
 def test_registered_names():
     assert {"fabric_pairs", "fabric_rounds", "fabric_pair_errors", "fabric_round_part", "fabric_summary", "fabric_result",
-            "fabric_counter_check", "fabric_ib_result"} == set(fabric.FilterModule().filters())
+            "fabric_counter_check", "fabric_ib_result", "fabric_mtu_problems", "fabric_bond_problems"} == set(
+        fabric.FilterModule().filters())
 
 
 @pytest.mark.parametrize("pairs", [[], None])
@@ -74,3 +77,22 @@ def test_result_with_a_reason_fails_with_it():
     passed = {"rc": 0, "stdout": "1000 iters in 1.65 seconds = 1650.88 usec/iter\n", "stderr": ""}
     assert fabric.fabric_result(passed, "ibv_rc_pingpong", ["a", "b"])["ok"] is True
     assert fabric.fabric_result(passed, "ibv_rc_pingpong", ["a", "b"], "why")["ok"] is False
+
+
+def test_mtu_and_bond_filters():
+    facts = {"rxe0": {"driver": "rxe", "pci": None, "ports": {"1": {
+        "netdev": "bond0", "transport": "RoCE", "mtu": 1500, "active_mtu": 1024, "rdma_cm_mtu": 1024,
+        "bond": {"name": "bond0", "mode": "active-backup", "mode_number": 1, "active_slave": "eth1", "lag": None,
+                 "roce_lag": {"qualifies": False, "reason": ""},
+                 "slaves": [{"name": "eth1", "present": True, "carrier": False, "operstate": "down"}]}}}}}
+    ends = [{"host": "a", "device": "rxe0", "port": 1, "facts": facts}, {"host": "b", "device": "rxe0", "port": 1, "facts": facts}]
+    assert fabric.fabric_mtu_problems(ends, ["a", "b"]) == []
+    assert fabric.fabric_bond_problems(facts, "a") == ["a bond0: active slave eth1 has no carrier (carrier 0, operstate down)"]
+    with pytest.raises(AnsibleFilterError, match="fabric_bond_problems: expected_slaves: 0 for bond0"):
+        fabric.fabric_bond_problems(facts, "a", 0)
+    with pytest.raises(AnsibleFilterError, match="fabric_mtu_problems: expects the pair as"):
+        fabric.fabric_mtu_problems(ends, "a")
+    with pytest.raises(AnsibleFilterError, match="fabric_mtu_problems: ends: expects the pair's two ends"):
+        fabric.fabric_mtu_problems(ends[:1], ["a", "b"])
+    for name in ("fabric_mtu_problems", "fabric_bond_problems"):
+        assert os.path.exists(os.path.join(os.path.dirname(fabric.__file__), f"{name}.yml")), name
