@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: netdev_facts
 short_description: The netdev under each RDMA port, its MTU and the RDMA MTU it gives, bonds and RoCE LAG, from sysfs
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - For each RDMA device and port, the netdev the port runs on (found as C(gid_facts) finds it), its MTU, operstate,
     carrier, speed and PCI function, and the RDMA active MTU the driver derives from the netdev MTU.
@@ -33,7 +33,7 @@ options:
       - Only these RDMA devices. Devices that do not exist are skipped with a warning. Default is every device.
     type: list
     elements: str
-    version_added: 0.3.0
+    version_added: 0.2.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup
