@@ -108,6 +108,25 @@ def rotated(items: list, round_no: int) -> list:
     return items[shift:] + items[:shift]
 
 
+def timed_tasks(inventory: str, host: str, timed: list, rounds: int, strategy: str) -> dict:
+    """One playbook on host: a warm-up of each (name, module, args) of timed, then rounds of them in rotated order.
+
+    Returns {name: [seconds of each round's task], 'wall_seconds': the playbook's}, timed on the controller."""
+    tasks = [{"name": f"warm-up {name}", module: args} for name, module, args in timed]
+    for i in range(rounds):
+        for name, module, args in rotated(timed, i):
+            tasks.append({"name": f"{name} {i}", module: args})
+    play = [{"name": "benchmark", "hosts": host, "gather_facts": False, "tasks": tasks}]
+    rows, wall = run_timed(inventory, play, strategy)
+    out = {name: [] for name, _module, _args in timed}
+    out["wall_seconds"] = round(wall, 1)
+    for row in rows:
+        kind = row["task"].split()[0]
+        if kind in out and not row["task"].startswith("warm-up"):
+            out[kind].append(row["seconds"])
+    return out
+
+
 def summary(values: list) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
             "max": round(max(values), 3), "n": len(values)}

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from _bench import ansible_env, chosen, emit, lab_lock, lab_options, rotated, run_timed, summary
+from _bench import ansible_env, chosen, emit, lab_lock, lab_options, summary, timed_tasks
 
 LINK = "rxebench"
 STRATEGIES = ["configured", "linear"]
@@ -123,22 +123,6 @@ TIMED = [
 ]
 
 
-def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dict:
-    tasks = [{"name": f"warm-up {name}", module: args} for name, module, args in TIMED]
-    for i in range(rounds):
-        for name, module, args in rotated(TIMED, i):
-            tasks.append({"name": f"{name} {i}", module: args})
-    play = [{"name": "benchmark", "hosts": host, "gather_facts": False, "tasks": tasks}]
-    rows, wall = run_timed(inventory, play, strategy)
-    out = {name: [] for name, _module, _args in TIMED}
-    out["wall_seconds"] = round(wall, 1)
-    for row in rows:
-        kind = row["task"].split()[0]
-        if kind in out and not row["task"].startswith("warm-up"):
-            out[kind].append(row["seconds"])
-    return out
-
-
 def rxe_device(inv: str, host: str, netdev: str) -> tuple:
     """(the rxe device on netdev, whether the benchmark created it: not persistent, removed at the end)."""
     facts = adhoc(inv, host, "rdma.fabric.gid_facts", {})["ansible_facts"]
@@ -167,7 +151,7 @@ def populate(opts, netdev: str, device: str, before: int) -> dict:
 
 
 def measure(opts, strategy: str) -> dict:
-    data = timed_playbook(opts.inventory, opts.host, opts.rounds, strategy)
+    data = timed_tasks(opts.inventory, opts.host, TIMED, opts.rounds, strategy)
     out = {name: summary(data[name]) for name, _module, _args in TIMED}
     ping = out["ping"]
     text = [f"ping median {ping['median']:.2f}s (range {ping['min']:.2f}-{ping['max']:.2f})"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from _bench import chosen, emit, lab_lock, lab_options, rotated, run_timed, summary
+from _bench import chosen, emit, lab_lock, lab_options, summary, timed_tasks
 
 STRATEGIES = ["configured", "linear"]
 TIMED = [
@@ -28,24 +28,8 @@ TIMED = [
 ]
 
 
-def timed_playbook(inventory: str, host: str, rounds: int, strategy: str) -> dict:
-    tasks = [{"name": f"warm-up {name}", module: args} for name, module, args in TIMED]
-    for i in range(rounds):
-        for name, module, args in rotated(TIMED, i):
-            tasks.append({"name": f"{name} {i}", module: args})
-    play = [{"name": "benchmark", "hosts": host, "gather_facts": False, "tasks": tasks}]
-    rows, wall = run_timed(inventory, play, strategy)
-    out = {name: [] for name, _module, _args in TIMED}
-    out["wall_seconds"] = round(wall, 1)
-    for row in rows:
-        kind = row["task"].split()[0]
-        if kind in out and not row["task"].startswith("warm-up"):
-            out[kind].append(row["seconds"])
-    return out
-
-
 def measure(opts, strategy: str) -> dict:
-    data = timed_playbook(opts.inventory, opts.host, opts.rounds, strategy)
+    data = timed_tasks(opts.inventory, opts.host, TIMED, opts.rounds, strategy)
     out = {name: summary(data[name]) for name, _module, _args in TIMED}
     ping = out["ping"]
     text = [f"ping median {ping['median']:.2f}s"]

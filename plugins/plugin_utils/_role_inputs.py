@@ -853,27 +853,28 @@ def _container_host(errors: _Errors, settings: dict) -> None:
             errors.add(f"{path}: {text!r} is not an argument; allowed: text of 1-255 characters without control characters")
 
 
+def _names_once(errors: _Errors, value, option: str, validate, allowed: str) -> None:
+    """A list of names, each valid as validate() takes it and listed once."""
+    seen = {}
+    for index, name in _items(errors, value, option):
+        path = f"{option}[{index}]"
+        name = errors.check(validate, name, path)
+        if name is not _INVALID:
+            _listed_once(errors, seen, name, index, path, repr(name), allowed)
+
+
 def _gpudirect(errors: _Errors, settings: dict) -> None:
     """The devices as gpudirect_facts takes them, the gate's choices, the peer-memory module and the drivers to reload
     (tasks_from: reload) as modprobe and modules-load.d take their names."""
-    names = {}
-    for index, name in _items(errors, settings["gpudirect_devices"], "gpudirect_devices"):
-        path = f"gpudirect_devices[{index}]"
-        name = errors.check(_validate.rdma_device_name, name, path)
-        if name is not _INVALID:
-            _listed_once(errors, names, name, index, path, repr(name), "each device once")
+    _names_once(errors, settings["gpudirect_devices"], "gpudirect_devices", _validate.rdma_device_name, "each device once")
     errors.check(_validate.choice, settings["gpudirect_require"], _gpudirect_gate.REQUIRE, "gpudirect_require")
     errors.check(_validate.choice, settings["gpudirect_acs_scope"], _gpudirect_gate.ACS_SCOPES, "gpudirect_acs_scope")
     errors.check(_validate.choice, settings["gpudirect_peermem"], ("unmanaged", "present", "absent"), "gpudirect_peermem")
     errors.check(_validate.kernel_module_name, settings["gpudirect_peermem_module"], "gpudirect_peermem_module")
     for option in ("gpudirect_acs_fix", "gpudirect_acs_persistent", "gpudirect_dmabuf_probe", "gpudirect_fail"):
         _boolean(errors, settings, option)
-    modules = {}
-    for index, name in _items(errors, settings["gpudirect_reload_modules"], "gpudirect_reload_modules"):
-        path = f"gpudirect_reload_modules[{index}]"
-        name = errors.check(_validate.kernel_module_name, name, path)
-        if name is not _INVALID:
-            _listed_once(errors, modules, name, index, path, repr(name), "each module once")
+    _names_once(errors, settings["gpudirect_reload_modules"], "gpudirect_reload_modules", _validate.kernel_module_name,
+                "each module once")
 
 
 CHECKS = {
