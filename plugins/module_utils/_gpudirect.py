@@ -38,7 +38,7 @@ BOOT_DIR = "/boot"
 OFED_INFO = "/usr/bin/ofed_info"
 VERBS_LIBRARY = "libibverbs.so.1"
 
-BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+BDF_RE = _sysfs.BDF_RE
 NVIDIA_VENDOR = 0x10DE
 GPU_CLASSES = (0x0300, 0x0302)  # VGA compatible controller, 3D controller
 
@@ -188,9 +188,7 @@ def pci_function(config: bytes) -> dict:
     return info
 
 
-def pci_chain(device_path: str) -> list:
-    """The bus/device/function names in a resolved sysfs device path, root port first, the device last."""
-    return [part for part in device_path.split("/") if BDF_RE.match(part)]
+pci_chain = _sysfs.pci_chain
 
 
 def host_bridge(device_path: str):
@@ -513,10 +511,10 @@ def _probe_one(lib, device) -> dict:
     return dmabuf_verdict(err)
 
 
-def pci_path(device_path: str, cache: dict) -> list:
-    """The bridges above a function, root port first, each with its config-space facts."""
+def pci_path(chain: list, cache: dict) -> list:
+    """The bridges above a function (chain: pci_chain() of its path), root port first, each with its config-space facts."""
     rows = []
-    for bdf in pci_chain(device_path)[:-1]:
+    for bdf in chain[:-1]:
         row = {"bdf": bdf}
         row.update(describe(bdf, cache))
         rows.append(row)
@@ -533,20 +531,21 @@ def collect(devices=None, dmabuf=True) -> dict:
     for name in wanted:
         path, netdev = rdma_pci_device(name)
         entry = {"netdev": netdev, "pci": None, "path": [], "gpus": {}}
-        if path and pci_chain(path):
-            bdf = pci_chain(path)[-1]
+        chain = pci_chain(path)
+        if chain:
+            bdf = chain[-1]
             entry["pci"] = bdf
             entry["function"] = describe(bdf, cache)
-            entry["path"] = pci_path(path, cache)
+            entry["path"] = pci_path(chain, cache)
             for gpu, gpu_path in sorted(gpus.items()):
-                same_numa = None
-                nic_node, gpu_node = numa_node(bdf), numa_node(gpu)
-                if nic_node is not None and gpu_node is not None:
-                    same_numa = nic_node == gpu_node
-                rel = relation(pci_chain(path), pci_chain(gpu_path), host_bridge(path) == host_bridge(gpu_path), same_numa)
-                rel["acs_redirect"] = [
-                    {"bdf": b, "redirect": describe(b, cache)["acs"]["redirect"], "control": describe(b, cache)["acs"]["control"]}
-                    for b in rel["between"] if (describe(b, cache).get("acs") or {}).get("redirect")]
+                nic_node, gpu_node = entry["function"]["numa_node"], describe(gpu, cache)["numa_node"]
+                same_numa = None if nic_node is None or gpu_node is None else nic_node == gpu_node
+                rel = relation(chain, pci_chain(gpu_path), host_bridge(path) == host_bridge(gpu_path), same_numa)
+                rel["acs_redirect"] = []
+                for bridge in rel["between"]:
+                    acs = describe(bridge, cache).get("acs") or {}
+                    if acs.get("redirect"):
+                        rel["acs_redirect"].append({"bdf": bridge, "redirect": acs["redirect"], "control": acs["control"]})
                 entry["gpus"][gpu] = rel
         rdma[name] = entry
     probes = probe_dmabuf(wanted) if dmabuf and wanted else {}

@@ -60,7 +60,7 @@ LAG_STATES = ("active", "disabled")
 # older kernels printed SPEED_UNKNOWN unsigned, and before that as 0xffff
 UNKNOWN_SPEEDS = (-1, 65535, 4294967295)
 
-BDF_RE = re.compile(r"^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+BDF_RE = _sysfs.BDF_RE
 MLX5_BOND_RE = re.compile(r"^mlx5_bond_[0-9]+$")
 # ASCII digits only: str.isdigit() and \d accept digits int() refuses ('²') or the kernel never prints ('٣')
 _INT_RE = re.compile(r"-?[0-9]+")
@@ -140,12 +140,8 @@ def parse_lag_state(text) -> str:
 def pci_function(resolved_path):
     """The PCI function (domain:bus:device.function) a resolved sysfs device path ends at or sits below
     ('/sys/devices/pci0000:00/0000:00:03.0/virtio1' -> '0000:00:03.0'), else None."""
-    if not resolved_path:
-        return None
-    for part in reversed(str(resolved_path).split("/")):
-        if BDF_RE.match(part):
-            return part
-    return None
+    chain = _sysfs.pci_chain(resolved_path)
+    return chain[-1] if chain else None
 
 
 def same_card(pci_a, pci_b) -> bool:

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 
 SYSFS_ROOT = "/sys"
+# A PCI function's name in sysfs: domain:bus:device.function (groups: each part).
+BDF_RE = re.compile(r"^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 
 
 def path(*parts: str) -> str:
     """Join parts under SYSFS_ROOT ('class', 'infiniband', 'rxe0', ...)."""
     return os.path.join(SYSFS_ROOT, *parts)
+
+
+def pci_chain(device_path) -> list:
+    """The PCI functions in a resolved sysfs device path, root port first, the device's own last
+    ('/sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0/virtio3' -> ['0000:00:02.0', '0000:01:00.0'])."""
+    return [part for part in str(device_path or "").split("/") if BDF_RE.match(part)]
 
 
 def configfs_root() -> str:
