@@ -9,6 +9,11 @@ VENV      := $(TOP)/.venv
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(TOP)/.build/collections
 export ANSIBLE_CONFIG := $(TOP)/ansible.cfg
+# Every pytest session of a make target keeps its temporary directories under .build/tmp, not /tmp/pytest-of-USER:
+# pytest deletes a user's older sessions' directories when a session ends, so trees that any other run left in /tmp
+# (a developer's unit runs: over 200,000 files each) would be deleted inside make test, on its clock.
+export PYTEST_DEBUG_TEMPROOT := $(TOP)/.build/tmp
+$(shell mkdir -p $(TOP)/.build/tmp)
 PYVER      = $$($(VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 # sanity and units run with the ansible-core of CORE_VENV: .venv has the newest line the
 # Python allows, .venv-core-oldest the oldest supported one (sanity-oldest, units-oldest).
@@ -74,11 +79,17 @@ sanity: bootstrap-nolab
 # on this 2-CPU machine, idle: all 4,879 tests in 120 s this way, against 511-690 s (units) and 879 s
 # (units-oldest) under ansible-test in make test's niced lane, where they were most of that lane's time.
 # `make units-ansible-test` still runs them the ansible-test way (not part of make test).
+# The tests' sysfs, configfs and /etc trees (over 200,000 files a run) go to a directory of their own, removed when the
+# run ends. Under /tmp/pytest-of-root, pytest's default, a later pytest session (pytest keeps the last three sessions'
+# directories and deletes older ones at exit) would delete them in whatever lane it runs: in r21 first-run's pytest
+# spent over ten minutes in rmdir after its last test, on trees that earlier unit runs had left there.
+UNITS_TMP = $(TOP)/.build/tmp/units$(if $(filter $(OLDEST),$(CORE_VENV)),-oldest)
 units: bootstrap-nolab
 	@echo "units with $$($(CORE_VENV)/bin/python -c 'import ansible.release as r; print("ansible-core", r.__version__)')"
-	mkdir -p $(LOGS) && cd $(ANSIBLE_COLLECTIONS_PATH)/ansible_collections/rdma/fabric && PATH="$(CORE_VENV)/bin:$(PATH)" PYTHONDONTWRITEBYTECODE=1 \
-		PYTHONPATH=$(ANSIBLE_COLLECTIONS_PATH) $(CORE_VENV)/bin/python -m pytest -p no:cacheprovider -q -r a -n 2 \
-		--strict-markers --junitxml=$(LOGS)/units$(if $(filter $(OLDEST),$(CORE_VENV)),-oldest).xml $(or $(UNIT_TARGETS),tests/unit)
+	mkdir -p $(LOGS) && cd $(ANSIBLE_COLLECTIONS_PATH)/ansible_collections/rdma/fabric && rc=0 && PATH="$(CORE_VENV)/bin:$(PATH)" \
+		PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$(ANSIBLE_COLLECTIONS_PATH) $(CORE_VENV)/bin/python -m pytest -p no:cacheprovider -q -r a \
+		-n 2 --strict-markers --basetemp=$(UNITS_TMP) --junitxml=$(LOGS)/units$(if $(filter $(OLDEST),$(CORE_VENV)),-oldest).xml \
+		$(or $(UNIT_TARGETS),tests/unit) || rc=$$?; rm -rf $(UNITS_TMP); exit $$rc
 
 units-ansible-test: bootstrap-nolab
 	PATH="$(CORE_VENV)/bin:$(PATH)" tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2 $(UNIT_TARGETS)
