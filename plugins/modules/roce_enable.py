@@ -248,12 +248,14 @@ def main():
         current, cmode = _read(kit, pci, method, devlink)
         desired = params["enabled"]
         changed = current != desired
-        # apply (recorded, not done, in check mode), each write read back
-        if changed:
-            _write(kit, pci, method, devlink, desired, cmode)
         reload_required = changed and cmode == "driverinit"
         if reload_required and params["reload"]:
+            # found before the write, so that a host without devlink fails having changed nothing
             devlink = devlink or kit.tool("devlink", f"{_roce_enable.DEVLINK_HINT}; or set reload=false and reload later")
+        # apply (recorded, not done, in check mode), each write read back, then the reload
+        if changed:
+            _write(kit, pci, method, devlink, desired, cmode)
+        if reload_required and params["reload"]:
             kit.change(_roce_enable.reload_argv(devlink, pci))
             reload_required = False
         changes = _kit.Changes()

@@ -130,6 +130,15 @@ def test_sysfs_with_reload_runs_devlink_reload_after_the_write(host):
     assert ok and again["changed"] is False and len(fake.calls) == 1      # nothing changed: no reload
 
 
+def test_sysfs_with_reload_but_without_devlink_changes_nothing(host):
+    path = sysfs_file(host, value="1")
+    host["harness"].bin_path = lambda name: None
+    ok, result = run({"pci": PCI0, "enabled": False, "reload": True})
+    assert not ok and result["changed"] is False and content(path) == "1\n"
+    assert result["msg"] == ("devlink: command not found; devlink is part of iproute2 (Debian: iproute2, RHEL: iproute); "
+                             "or set reload=false and reload later")
+
+
 def test_sysfs_enable_refused_without_the_roce_capability(host, monkeypatch):
     sysfs_file(host, value="0")
 
