@@ -98,9 +98,22 @@ def fabric_bond_problems(facts, host, expected_slaves=None):
         raise AnsibleFilterError(f"fabric_bond_problems: {err}") from err
 
 
+def fabric_netdev_check(views, pairs, options=None):
+    """The MTU rows of the pairs and the bond rows of the hosts, from each host's netdev_facts read once."""
+    if not isinstance(views, list) or not all(isinstance(view, dict) for view in views):
+        raise AnsibleFilterError("fabric_netdev_check: expects a list of the hosts' views, {host, device, port, facts, expected_slaves}")
+    if not isinstance(pairs, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+        raise AnsibleFilterError("fabric_netdev_check: expects the pairs as a list of [client, server]")
+    try:
+        return _fabric_check.netdev_check(views, pairs, options)
+    except ValueError as err:
+        raise AnsibleFilterError(f"fabric_netdev_check: {err}") from err
+
+
 class FilterModule:
     def filters(self):
         return {"fabric_pairs": fabric_pairs, "fabric_rounds": fabric_rounds, "fabric_pair_errors": fabric_pair_errors,
                 "fabric_round_part": fabric_round_part, "fabric_summary": fabric_summary, "fabric_result": fabric_result,
                 "fabric_counter_check": fabric_counter_check, "fabric_ib_result": fabric_ib_result,
-                "fabric_mtu_problems": fabric_mtu_problems, "fabric_bond_problems": fabric_bond_problems}
+                "fabric_mtu_problems": fabric_mtu_problems, "fabric_bond_problems": fabric_bond_problems,
+                "fabric_netdev_check": fabric_netdev_check}

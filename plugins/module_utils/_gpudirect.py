@@ -582,13 +582,8 @@ ACS_WANTS = "sysinit.target.wants"
 _CONF_LINE = re.compile(r"(\S+)\s+(0x[0-9a-f]+|[0-9]+)\s+(0x[0-9a-f]{1,4})\s+(0x[0-9a-f]{1,4})\s*")
 
 
-def bdf(value, option: str) -> str:
-    """A PCI function's full name (domain:bus:device.function, lower case), as sysfs names it."""
-    text = value if isinstance(value, str) else ""
-    if not BDF_RE.match(text.lower()):
-        raise ValueError(f"{option}: {value!r} is not a PCI function name; allowed: domain:bus:device.function in hex "
-                         "as in /sys/bus/pci/devices (0000:00:1c.0)")
-    return text.lower()
+# the one check of a PCI function's name (pci_acs's device, roce_enable's pci)
+bdf = _sysfs.bdf
 
 
 def acs_mask(names, option: str) -> int:

@@ -22,6 +22,8 @@ and operstate lines were not re-read: they are what that file is known to print.
 - mtu: "%d"; operstate: "up", "down", "unknown", "dormant", "lowerlayerdown", "notpresent", "testing";
 - /sys/class/net/<if>/device: a link to the parent device (the PCI function; virtio-net: virtioN below it);
   /sys/class/net/<slave>/master: a link to the bond;
+- /sys/bus/pci/devices/<pci>/roce_enable: "0" or "1", MLNX_OFED's mlx5_core only (see _roce_enable.py); absent
+  elsewhere, which the facts give as null;
 - /sys/kernel/debug/mlx5/<pci>/lag/state: "active" or "disabled"; lag/type: "roce", "switchdev", "multipath",
   "multiport_eswitch", and EINVAL while the LAG is not active. debugfs needs root and a mount: unreadable is unknown.
 
@@ -40,7 +42,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _roce_enable, _sysfs
 
 IB_MTUS = (256, 512, 1024, 2048, 4096)
 # include/rdma/ib_pack.h: IB_GRH_BYTES + IB_UDP_BYTES + IB_BTH_BYTES + IB_EXT_XRC_BYTES + IB_EXT_ATOMICETH_BYTES +
@@ -245,8 +247,9 @@ def read_interface(name: str) -> dict:
     """One netdev's facts from sysfs; every file that is missing or unreadable is None."""
     if not _safe_name(name) or not os.path.isdir(_net(name)):
         return {"name": name, "present": False, "mtu": None, "operstate": None, "carrier": None, "speed": None,
-                "pci": None, "master": None}
+                "pci": None, "roce_enable": None, "master": None}
     master = _link_target(_net(name, "master"))
+    pci = pci_function(_link_target(_net(name, "device")))
     return {
         "name": name,
         "present": True,
@@ -254,7 +257,8 @@ def read_interface(name: str) -> dict:
         "operstate": _strip(_sysfs.read_attr(_net(name, "operstate"))),
         "carrier": parse_carrier(_sysfs.read_attr(_net(name, "carrier"))),
         "speed": parse_speed(_sysfs.read_attr(_net(name, "speed"))),
-        "pci": pci_function(_link_target(_net(name, "device"))),
+        "pci": pci,
+        "roce_enable": _roce_enable.read_function(pci),
         "master": os.path.basename(master) if master else None,
     }
 
@@ -329,7 +333,7 @@ def collect(devices=None) -> dict:
         node_type = _gid.parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type")))
         guid = _sysfs.read_attr(os.path.join(device_dir, "node_guid"))
         pci = pci_function(_link_target(os.path.join(device_dir, "device")))
-        entry = {"driver": driver, "pci": pci, "ports": {}}
+        entry = {"driver": driver, "pci": pci, "roce_enable": _roce_enable.read_function(pci), "ports": {}}
         ports_dir = os.path.join(device_dir, "ports")
         for port_name in sorted(_sysfs.list_dir(ports_dir), key=_gid.port_sort_key):
             if not _NUMBER_RE.fullmatch(port_name):

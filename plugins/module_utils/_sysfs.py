@@ -33,6 +33,16 @@ def pci_chain(device_path) -> list:
     return [part for part in str(device_path or "").split("/") if BDF_RE.match(part)]
 
 
+def bdf(value, option: str) -> str:
+    """A PCI function's full name as sysfs names it (domain:bus:device.function, in lower case), or a ValueError
+    naming option. The whole text must match: BDF_RE's '$' alone would let a trailing newline through."""
+    text = value.lower() if isinstance(value, str) else ""
+    if not BDF_RE.fullmatch(text):
+        raise ValueError(f"{option}: {value!r} is not a PCI function name; allowed: domain:bus:device.function in hex "
+                         "as in /sys/bus/pci/devices (0000:00:1c.0)")
+    return text
+
+
 def configfs_root() -> str:
     return path("kernel", "config")
 

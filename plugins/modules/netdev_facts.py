@@ -24,6 +24,10 @@ description:
     C(lag/type)). debugfs needs root and a mount, and some kernels answer C(EINVAL) while the LAG is inactive: an
     unreadable file is V(unknown), never a failure, and its V(active) (RV(ansible_facts.rdma_netdevs.ports.bond.lag)) then
     comes from the device's name (mlx5 names a device registered over an active LAG C(mlx5_bond_<n>))."
+  - Per PCI function (the RDMA device's, each bond slave's), whether RoCE is on, from the
+    C(/sys/bus/pci/devices/<function>/roce_enable) file that MLNX_OFED's C(mlx5_core) makes; null where there is no
+    such file (every other driver, the in-tree C(mlx5_core) included, whose devlink C(enable_roce) these facts do not
+    read). M(rdma.fabric.roce_enable) sets it.
   - Reads sysfs and debugfs only; starts no process.
 author:
   - rdma.fabric contributors (@rdma-fabric)
@@ -92,6 +96,7 @@ ansible_facts:
         rxe0:
           driver: rxe
           pci: null
+          roce_enable: null
           ports:
             "1":
               netdev: bond0
@@ -110,8 +115,10 @@ ansible_facts:
                 mode_number: 1
                 mii_status: up
                 slaves:
-                  - {name: eth1, present: true, mtu: 1500, operstate: up, carrier: true, speed: null, pci: "0000:00:03.0"}
-                  - {name: dummy0, present: true, mtu: 1500, operstate: unknown, carrier: true, speed: null, pci: null}
+                  - {name: eth1, present: true, mtu: 1500, operstate: up, carrier: true, speed: null, pci: "0000:00:03.0",
+                     roce_enable: null}
+                  - {name: dummy0, present: true, mtu: 1500, operstate: unknown, carrier: true, speed: null, pci: null,
+                     roce_enable: null}
                 slaves_truncated: false
                 active_slave: eth1
                 roce_lag: {qualifies: false, reason: dummy0 has no PCI function}
@@ -123,6 +130,13 @@ ansible_facts:
         pci:
           description: The PCI function behind the RDMA device (domain:bus:device.function); null for a soft device.
           type: str
+        roce_enable:
+          description:
+            - Whether RoCE is on for that PCI function, from C(/sys/bus/pci/devices/<function>/roce_enable)
+              (MLNX_OFED's C(mlx5_core)); null without a function or without that file.
+            - With MLNX_OFED 5.4 and later the file shows the value set for the next driver initialisation, which a
+              C(devlink dev reload) applies.
+          type: bool
         ports:
           description: Per port number, the netdev's facts.
           type: dict
@@ -179,8 +193,9 @@ ansible_facts:
                   description: V(up) or V(down).
                   type: str
                 slaves:
-                  description: Each slave with V(name), V(present), V(mtu), V(operstate), V(carrier), V(speed) and
-                    V(pci), in the bond's order.
+                  description: Each slave with V(name), V(present), V(mtu), V(operstate), V(carrier), V(speed),
+                    V(pci) and V(roce_enable) (as RV(ansible_facts.rdma_netdevs.roce_enable), for the slave's
+                    function), in the bond's order.
                   type: list
                   elements: dict
                 slaves_truncated:

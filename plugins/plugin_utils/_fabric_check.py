@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _ipoib
+from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _ipoib, _validate
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _ib_diags
 
 TOPOLOGIES = ("all", "ring")
@@ -460,7 +460,7 @@ def mtu_problems(pair, ends: list) -> list:
     netdev, netdev MTU and RDMA active MTU.
 
     pair: [client, server]; ends: two {host, device, port, facts}, facts a registered netdev_facts result (or its
-    rdma_netdevs). Problems: an end not read; netdev MTUs that differ; RDMA active MTUs that differ; a RoCE end whose
+    rdma_netdevs). Problems: an end not read, or whose netdev has no MTU in the facts; netdev MTUs that differ; RDMA active MTUs that differ; a RoCE end whose
     netdev MTU gives RDMA-CM no path MTU (below 352 bytes: the kernel refuses the route).
     """
     if not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(end, dict) for end in ends):
@@ -469,6 +469,9 @@ def mtu_problems(pair, ends: list) -> list:
     readings, whys = [], []
     for end in ends:
         reading, why = _netdev_port(end.get("facts"), end.get("device"), end.get("port"))
+        if reading is not None and not isinstance(reading.get("mtu"), int):
+            # a netdev that is gone or not visible here (another network namespace): two unknown MTUs are no agreement
+            why = f"no MTU read for its netdev {reading.get('netdev') or '(none found)'}"
         readings.append(reading)
         whys.append(why)
     sides = "; ".join(_mtu_side(end, reading) for end, reading in zip(ends, readings))
@@ -555,6 +558,88 @@ def bond_problems(host: str, facts, expected_slaves=None) -> list:
             elif wanted is None and not slaves:
                 problems.append(f"{host} {name}: the bond has no slaves")
     return problems
+
+
+BOND_SLAVES_MAX = 2**31 - 1  # the bonding driver sets no limit; the role's input check takes the same range
+
+
+def _slave_counts(value):
+    """fabric_check_bond_slaves as bond_problems() takes it: None ({} or None given), a count, or {bond: count}; counts
+    given as decimal text (extra-vars) are read as numbers."""
+    if value is None or value == {}:
+        return None
+    if isinstance(value, dict):
+        return {str(bond): _validate.int_in_range(count, 1, BOND_SLAVES_MAX, f"expected_slaves.{bond}") for bond, count in value.items()}
+    return _validate.int_in_range(value, 1, BOND_SLAVES_MAX, "expected_slaves")
+
+
+def _bonds_seen(facts) -> list:
+    """Each bond under the host's RDMA ports once, for the report: {name, mode, active_slave, slaves, lag}; netdev_check()
+    adds ok."""
+    devices, _why = _netdev_ports(facts)
+    bonds = {}
+    for device in sorted(devices or {}):
+        for _port, reading in sorted(((devices.get(device) or {}).get("ports") or {}).items()):
+            bond = (reading or {}).get("bond")
+            if isinstance(bond, dict) and bond.get("name") not in bonds:
+                lag = bond.get("lag") if isinstance(bond.get("lag"), dict) else None
+                bonds[bond.get("name")] = {
+                    "name": bond.get("name"), "mode": bond.get("mode"), "active_slave": bond.get("active_slave"),
+                    "slaves": [slave.get("name") for slave in bond.get("slaves") or [] if isinstance(slave, dict)],
+                    "lag": lag.get("state") if lag else None}
+    return [bonds[name] for name in sorted(bonds, key=str)]
+
+
+def _mtu_end(host: str, view) -> tuple:
+    """A pair end for mtu_problems() (None when it cannot be checked) and its row for the report: {host, device, port,
+    netdev, mtu, active_mtu, why}, why saying what was not read."""
+    shown = {"host": host, "device": "", "port": None, "netdev": None, "mtu": None, "active_mtu": None, "why": ""}
+    if view is None:
+        return None, dict(shown, why="left the play")
+    shown.update(device=view.get("device") or "", port=view.get("port"))
+    if not shown["device"]:
+        return None, dict(shown, why="has no RDMA device with a RoCE v2 GID for its address")
+    end = {"host": host, "device": shown["device"], "port": shown["port"], "facts": view.get("facts")}
+    reading, why = _netdev_port(end["facts"], end["device"], end["port"])
+    if reading is None:
+        return end, dict(shown, why=why)
+    return end, dict(shown, netdev=reading.get("netdev"), mtu=reading.get("mtu"), active_mtu=reading.get("active_mtu"))
+
+
+def netdev_check(views: list, pairs: list, options: dict = None) -> dict:
+    """The fabric check's MTU rows (per pair) and bond rows (per host), from netdev_facts read once on each host.
+
+    views: one per host, {host, device, port (the host's RDMA endpoint; device '' without one), facts (its registered
+    netdev_facts result), expected_slaves (fabric_check_bond_slaves: {} or None, a count, or {bond: count})};
+    pairs: the [client, server] pairs of every round; options: {mtu: bool, bonds: bool}.
+    Returns {mtu: [{label, client, server, ends, ok, problems}], bonds: [{host, bonds (each {name, mode, active_slave,
+    slaves, lag, ok}), ok, problems}], mtu_failures,
+    bond_failures}: the rows in the pairs' and the views' order, the failures one line each (mtu_problems() and
+    bond_problems() lines; a pair with an end that left the play or has no RDMA endpoint is not checked, and says so).
+    Pure: no task runs per pair.
+    """
+    options = dict(options or {})
+    by_host = {view.get("host"): view for view in views if isinstance(view, dict)}
+    result = {"mtu": [], "bonds": [], "mtu_failures": [], "bond_failures": []}
+    for pair in pairs if options.get("mtu", True) else []:
+        label = f"{pair[0]} -> {pair[1]}"
+        found = [_mtu_end(host, by_host.get(host)) for host in pair[:2]]
+        missing = [f"{shown['host']} {shown['why']}" for end, shown in found if end is None]
+        if missing:
+            problems = [f"{label}: MTU not checked: {'; '.join(missing)}"]
+        else:
+            problems = mtu_problems(list(pair[:2]), [end for end, _shown in found])
+        result["mtu"].append({"label": label, "client": pair[0], "server": pair[1], "ok": not problems, "problems": problems,
+                              "ends": [shown for _end, shown in found]})
+        result["mtu_failures"].extend(problems)
+    for host, view in by_host.items() if options.get("bonds", True) else ():
+        problems = bond_problems(str(host), view.get("facts"), _slave_counts(view.get("expected_slaves")))
+        bonds = _bonds_seen(view.get("facts"))
+        for bond in bonds:
+            bond["ok"] = not any(line.startswith(f"{host} {bond['name']}: ") for line in problems)
+        result["bonds"].append({"host": host, "bonds": bonds, "ok": not problems, "problems": problems})
+        result["bond_failures"].extend(problems)
+    return result
 
 
 # --- InfiniBand ------------------------------------------------------------------------------------

@@ -139,6 +139,9 @@ ROLE_VARIABLES = {
         "fabric_check_counters",
         "fabric_check_counter_threshold",
         "fabric_check_counter_thresholds",
+        "fabric_check_mtu",
+        "fabric_check_bonds",
+        "fabric_check_bond_slaves",
     ),
     "nfs_rdma": (
         "nfs_rdma_server",
@@ -521,6 +524,30 @@ def _fabric_check(errors: _Errors, settings: dict) -> None:
     _fabric_check_ip_tests(errors, settings, timeout)
     _fabric_check_counters(errors, settings)
     _below_timeout(errors, settings, "fabric_check_ib_ping_count", 0, timeout, "ibping (about a second per packet)")
+    _boolean(errors, settings, "fabric_check_mtu")
+    _boolean(errors, settings, "fabric_check_bonds")
+    _fabric_check_bond_slaves(errors, settings["fabric_check_bond_slaves"])
+
+
+def _fabric_check_bond_slaves(errors: _Errors, value) -> None:
+    """A slave count for every bond, or {bond: count} with bonds named as netdevs; {} for none."""
+    option = "fabric_check_bond_slaves"
+    allowed = "an integer of 1 or more"
+    if not isinstance(value, dict):
+        try:
+            _validate.int_in_range(value, 1, INT_MAX, option)
+        except ValueError:
+            errors.add(f"{option}: {value!r} is not allowed; allowed: {allowed} for every bond, {{bond: count}} per bond, "
+                       "or {} (only a bond without slaves fails)")
+        return
+    for bond, count in value.items():
+        path = f"{option}.{bond}"
+        if errors.check(_validate.netdev_name, bond, path) is _INVALID:
+            continue
+        try:
+            _validate.int_in_range(count, 1, INT_MAX, path)
+        except ValueError:
+            errors.add(f"{path}: {count!r} is not a slave count; allowed: {allowed}")
 
 
 def _fabric_check_pairs(errors: _Errors, pairs) -> None:

@@ -116,6 +116,9 @@ BASE = {
         "fabric_check_counters": True,
         "fabric_check_counter_threshold": 0,
         "fabric_check_counter_thresholds": {"retransmits": 10},
+        "fabric_check_mtu": True,
+        "fabric_check_bonds": True,
+        "fabric_check_bond_slaves": {"bond0": 2},
     },
     "subnet_manager": {
         "subnet_manager_partitions": [
@@ -372,6 +375,12 @@ def _corpus() -> list:
     each("fabric_check", "fabric_check_counter_thresholds.packets_sent", [("not-an-error-counter", 5)])
     case("fabric_check", "fabric_check_counter_thresholds.retransmits", "negative", -1)
     case("fabric_check", "fabric_check_counter_thresholds", "list", ["retransmits"])
+    case("fabric_check", "fabric_check_mtu", "word", "sometimes")
+    case("fabric_check", "fabric_check_bonds", "list", [True])
+    each("fabric_check", "fabric_check_bond_slaves", [("zero", 0), ("negative", -2), ("word", "two"), ("boolean", True),
+                                                      ("list", [2]), ("fraction", 1.5)])
+    each("fabric_check", "fabric_check_bond_slaves.bond0", [("zero", 0), ("word", "two"), ("leading-zero", "02")])
+    case("fabric_check", "fabric_check_bond_slaves.bond/0", "slash-in-bond-name", 2)
 
     # subnet_manager ----------------------------------------------------------------------------
     each("subnet_manager", "subnet_manager_partitions[0].pkey", [

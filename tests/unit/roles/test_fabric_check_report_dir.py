@@ -69,6 +69,37 @@ def test_the_default_report_dir_is_under_the_working_directory_not_the_playbooks
     assert report["results"][0]["label"] == "a -> b"
 
 
+# what tasks/netdev.yml leaves (rdma.fabric.fabric_netdev_check): a pair whose MTUs differ, a host whose active slave is down
+MTU_LINE = "a -> b: netdev MTUs differ: a rxe0/1 eth1 MTU 9000, RDMA MTU 4096; b rxe0/1 eth1 MTU 1500, RDMA MTU 1024"
+BOND_LINE = "a bond0: active slave eth1 has no carrier (carrier 0, operstate down)"
+NETDEV = {
+    "mtu": [{"label": "a -> b", "client": "a", "server": "b", "ok": False, "problems": [MTU_LINE],
+             "ends": [{"host": "a", "device": "rxe0", "port": 1, "netdev": "eth1", "mtu": 9000, "active_mtu": 4096, "why": ""},
+                      {"host": "b", "device": "rxe0", "port": 1, "netdev": "eth1", "mtu": 1500, "active_mtu": 1024, "why": ""}]}],
+    "bonds": [{"host": "a", "ok": False, "problems": [BOND_LINE],
+               "bonds": [{"name": "bond0", "mode": "active-backup", "active_slave": "eth1", "slaves": ["eth1", "dummy0"], "lag": None,
+                          "ok": False}]},
+              {"host": "b", "ok": True, "problems": [], "bonds": []}],
+    "mtu_failures": [MTU_LINE], "bond_failures": [BOND_LINE],
+}
+
+
+def test_the_report_carries_the_mtu_and_bond_rows(tmp_path):
+    _play_dir, work = _run(tmp_path, {"fabric_check_netdev_result": NETDEV})
+    report = (work / "fabric-check" / "fabric-check.md").read_text(encoding="utf-8")
+    assert "**MTU and bonds FAILED**: 1 MTU problem(s), 1 bond problem(s)" in report
+    assert f"- {MTU_LINE}\n" in report and f"- {BOND_LINE}\n" in report
+    assert "| a -> b | rxe0/1 eth1: 9000, 4096 | rxe0/1 eth1: 1500, 1024 | FAILED |" in report
+    assert "| a | bond0 | active-backup | eth1, dummy0 | eth1 |  | FAILED |" in report
+    assert json.loads((work / "fabric-check" / "fabric-check.json").read_text(encoding="utf-8"))["netdev"] == NETDEV
+
+
+def test_without_the_netdev_check_the_report_has_no_such_section(tmp_path):
+    _play_dir, work = _run(tmp_path)
+    assert "## MTU and bonds" not in (work / "fabric-check" / "fabric-check.md").read_text(encoding="utf-8")
+    assert json.loads((work / "fabric-check" / "fabric-check.json").read_text(encoding="utf-8"))["netdev"] is None
+
+
 def test_a_relative_report_dir_is_taken_from_the_working_directory(tmp_path):
     _play_dir, work = _run(tmp_path, {"fabric_check_report_dir": "reports/today"})
     assert _written(work / "reports" / "today") == sorted(REPORT)

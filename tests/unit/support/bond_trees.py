@@ -81,6 +81,17 @@ def rxe(root, name: str, netdev_name: str) -> None:
     write(root, f"sys/class/infiniband/{name}/parent", f"{netdev_name}\n")
 
 
+def pci_function(root, pci_rel: str, roce_enable=None, driver=None) -> None:
+    """/sys/bus/pci/devices/<function> for the function at sys/devices/<pci_rel>, with its roce_enable file as
+    MLNX_OFED's mlx5_core prints it ("0\n" or "1\n"; None: no file, as with every other driver) and a driver link."""
+    name = pci_rel.rsplit("/", 1)[-1]
+    link(root, f"sys/bus/pci/devices/{name}", f"sys/devices/{pci_rel}")
+    if roce_enable is not None:
+        write(root, f"sys/devices/{pci_rel}/roce_enable", roce_enable if roce_enable is UNREADABLE else f"{roce_enable}\n")
+    if driver is not None and not os.path.lexists(os.path.join(str(root), f"sys/devices/{pci_rel}/driver")):
+        link(root, f"sys/devices/{pci_rel}/driver", f"sys/bus/pci/drivers/{driver}")
+
+
 def mlx5_lag(root, pci: str, state, lag_type=UNREADABLE) -> None:
     """/sys/kernel/debug/mlx5/<pci>/lag/state and type (UNREADABLE: EINVAL or no debugfs access)."""
     write(root, f"sys/kernel/debug/mlx5/{pci}/lag/state", state if state is UNREADABLE else f"{state}\n")

@@ -15,7 +15,7 @@ from ansible_collections.rdma.fabric.plugins.filter import fabric
 
 def test_registered_names():
     assert {"fabric_pairs", "fabric_rounds", "fabric_pair_errors", "fabric_round_part", "fabric_summary", "fabric_result",
-            "fabric_counter_check", "fabric_ib_result", "fabric_mtu_problems", "fabric_bond_problems"} == set(
+            "fabric_counter_check", "fabric_ib_result", "fabric_mtu_problems", "fabric_bond_problems", "fabric_netdev_check"} == set(
         fabric.FilterModule().filters())
 
 
@@ -94,5 +94,14 @@ def test_mtu_and_bond_filters():
         fabric.fabric_mtu_problems(ends, "a")
     with pytest.raises(AnsibleFilterError, match="fabric_mtu_problems: ends: expects the pair's two ends"):
         fabric.fabric_mtu_problems(ends[:1], ["a", "b"])
-    for name in ("fabric_mtu_problems", "fabric_bond_problems"):
+    views = [{"host": "a", "device": "rxe0", "port": 1, "facts": facts, "expected_slaves": {}}]
+    assert fabric.fabric_netdev_check(views, [], {"mtu": True})["bond_failures"] == [
+        "a bond0: active slave eth1 has no carrier (carrier 0, operstate down)"]
+    with pytest.raises(AnsibleFilterError, match="fabric_netdev_check: expects a list of the hosts' views"):
+        fabric.fabric_netdev_check({"a": {}}, [])
+    with pytest.raises(AnsibleFilterError, match=r"fabric_netdev_check: expects the pairs as a list of \[client, server\]"):
+        fabric.fabric_netdev_check(views, [["a"]])
+    with pytest.raises(AnsibleFilterError, match="fabric_netdev_check: expected_slaves: 0 is out of range"):
+        fabric.fabric_netdev_check([dict(views[0], expected_slaves=0)], [])
+    for name in ("fabric_mtu_problems", "fabric_bond_problems", "fabric_netdev_check"):
         assert os.path.exists(os.path.join(os.path.dirname(fabric.__file__), f"{name}.yml")), name

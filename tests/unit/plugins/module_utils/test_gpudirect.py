@@ -185,7 +185,8 @@ def test_acs_conf_round_trip(entries):
 
 
 @pytest.mark.parametrize("value, ok", [("0000:00:1c.0", True), ("0000:00:1C.0", True), ("00:1c.0", False),
-                                       ("0000:00:1c.8", False), ("../x", False), (5, False)])
+                                       ("0000:00:1c.8", False), ("../x", False), (5, False),
+                                       ("0000:00:1c.0\n", False), (" 0000:00:1c.0", False)])
 def test_bdf(value, ok):
     if ok:
         assert gd.bdf(value, "device[0]") == value.lower()

@@ -207,7 +207,8 @@ def test_read_interface_tolerates_einval(host_paths):
     root = host_paths["SYSFS_ROOT"][:-len("/sys")]
     bt.netdev(root, "eth1", mtu=9000, carrier=None, speed=None, operstate="down", pci_rel="pci0000:00/0000:00:03.0/virtio1")
     assert nd.read_interface("eth1") == {"name": "eth1", "present": True, "mtu": 9000, "operstate": "down",
-                                         "carrier": None, "speed": None, "pci": "0000:00:03.0", "master": None}
+                                         "carrier": None, "speed": None, "pci": "0000:00:03.0", "roce_enable": None,
+                                         "master": None}
     assert nd.read_interface("eth9")["present"] is False
     assert nd.read_interface("../etc")["present"] is False
     assert nd.read_bond("eth1") is None

@@ -27,6 +27,7 @@ BASE = {
     "nic_firmware": {"device": "0000:19:00.0", "settings": {"SRIOV_EN": True, "NUM_OF_VFS": 8}},
     "rdma_system": {"netns_mode": "exclusive"},
     "rdma_cgroup": {"cgroup": "rdma-jobs", "device": "rxe0", "hca_handle": "1", "persistent": False},
+    "roce_enable": {"pci": "0000:08:00.0", "enabled": False},
 }
 
 
@@ -75,6 +76,13 @@ BAD_RDMA_NAMES = [
     ("esc", "\x1b"), ("ansi-color", "\x1b[31m"), ("csi", "\x9b"), ("del", "\x7f"), ("bel", "\x07"), ("c1-nel", "\x85"),
     ("zero-width-space", "\u200b"), ("rlo", "\u202e"), ("bom", "\ufeff"), ("nbsp", "\u00a0"), ("line-separator", "\u2028"),
 )]
+
+# Not a PCI function's name (domain:bus:device.function): refused by nic_firmware's device and roce_enable's pci.
+BAD_PCI_FUNCTIONS = [
+    ("empty", ""), ("short", "19:00"), ("function-missing", "0000:19:00"), ("trailing", "0000:19:00.0x"), ("not-hex", "0000:zz:00.0"),
+    ("function-8", "0000:19:00.8"), ("space", " 0000:19:00.0"), ("newline", "0000:19:00.0\n"), ("rdma-name", "mlx5_0"),
+    ("mst-outside", "/dev/mst/../../etc/passwd"), ("path", "/sys/bus/pci/devices/0000:19:00.0"), ("number", 1900),
+]
 
 # Refused by _validate.port_number (1-255), by _args (the one integer form) for the last two.
 BAD_PORTS = [("zero", 0), ("256", 256), ("minus-1", -1), ("65536", 65536), ("bool", True), ("fraction", 1.5), ("word", "one")]
@@ -370,10 +378,7 @@ def corpus():
     case("dcb_qos", "unsupported", "unknown", {"unsupported": "ignore"})
 
     # nic_firmware: refused before the tool is looked for or run (what needs the card's query is in test_nic_firmware.py)
-    for label, value in (("empty", ""), ("short", "19:00"), ("function-missing", "0000:19:00"), ("trailing", "0000:19:00.0x"),
-                         ("not-hex", "0000:zz:00.0"), ("function-8", "0000:19:00.8"), ("space", " 0000:19:00.0"),
-                         ("newline", "0000:19:00.0\n"), ("rdma-name", "mlx5_0"), ("mst-outside", "/dev/mst/../../etc/passwd"),
-                         ("path", "/sys/bus/pci/devices/0000:19:00.0"), ("number", 1900)):
+    for label, value in BAD_PCI_FUNCTIONS:
         case("nic_firmware", "device", label, {"device": value})
     for key, label, value in (("NUM_OF_VFS", "128", 128), ("NUM_OF_VFS", "minus-1", -1), ("NUM_OF_VFS", "word", "many"),
                               ("NUM_OF_VFS", "bool", True), ("NUM_OF_VFS", "fraction", 1.5), ("SRIOV_EN", "maybe", "maybe"),
@@ -424,6 +429,27 @@ def corpus():
     case("rdma_cgroup", "persistent", "with-cgroup", {"persistent": True})
     case("rdma_cgroup", "persistent", "with-scope", {"cgroup": None, "unit": "docker-4f2a.scope", "persistent": True})
     case("rdma_cgroup", "state", "unknown", {"state": "gone"})
+
+    # roce_enable: refused before sysfs is read or devlink looked for; exactly one of pci, device and netdev
+    for label, value in BAD_PCI_FUNCTIONS + [("upper-newline", "0000:AF:00.0\n"), ("true", True), ("list", ["0000:08:00.0"])]:
+        case("roce_enable", "pci", label, {"pci": value})
+    for label, value in BAD_RDMA_NAMES + [("number", 5), ("list", ["mlx5_0"])]:
+        case("roce_enable", "device", label, {"pci": None, "device": value})
+    for label, value in BAD_NETDEVS + [("number", 1), ("true", True)]:
+        case("roce_enable", "netdev", label, {"pci": None, "netdev": value})
+    case("roce_enable", "device", "with-pci", {"device": "mlx5_0"})
+    case("roce_enable", "netdev", "with-device", {"pci": None, "device": "mlx5_0", "netdev": "eth1"})
+    case("roce_enable", "pci", "none-of-three", {"pci": None})
+    case("roce_enable", "pci", "null", {"pci": NULL})
+    case("roce_enable", "enabled", "missing", {"enabled": None})
+    case("roce_enable", "enabled", "null", {"enabled": NULL})
+    for label, value in (("word", "sometimes"), ("two", 2), ("list", [True]), ("dict", {"on": True})):
+        case("roce_enable", "enabled", label, {"enabled": value})
+    for label, value in (("unknown", "ethtool"), ("empty", ""), ("capital", "SYSFS"), ("true", True), ("list", ["sysfs"])):
+        case("roce_enable", "method", label, {"method": value})
+    for label, value in (("word", "later"), ("list", [True])):
+        case("roce_enable", "reload", label, {"reload": value})
+    case("roce_enable", "unsupported", "unknown", {"unsupported": "ignore"})
     cases.extend(round_two())
     cases.extend(case[1:] for case in round_three_cases())
     return cases
@@ -627,6 +653,7 @@ def unit_only_cases():
                                       ("ipoib_connection", "name", {"name": "ib\udcff"}), ("roce_mode", "device", {"device": "\udcffrxe0"}),
                                       ("tc_rule", "device", {"device": "mlx5\udc80"}), ("dcb_qos", "netdev", {"netdev": "eth\udcff"}),
                                       ("gid_facts", "device[0]", {"device": ["rxe\udcff"]}),
+                                      ("roce_enable", "pci", {"pci": "0000:08:00.\udcff"}),
                                       ("memlock", "dest", {"dest": f"{HOST_DIR_MARK}/{LIMITS_D}/\udcff.conf"}),
                                       ("ipoib_connection", "ipv4.addresses[0]", {"ipv4": {"method": "manual", "addresses": ["10.0.0.1\udcff/24"]}})):
         case("core-crashes", module_name, option, "surrogate", args)

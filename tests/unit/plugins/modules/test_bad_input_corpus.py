@@ -24,7 +24,8 @@ from ansible.module_utils import basic
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gid, _limits, _nldev, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import (
-    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_cgroup, rdma_link, rdma_system, roce_mode, tc_rule)
+    counter_facts, dcb_qos, gid_facts, ipoib_connection, memlock, nic_firmware, rdma_cgroup, rdma_link, rdma_system, roce_enable, roce_mode,
+    tc_rule)
 from ansible_collections.rdma.fabric.tests.unit.support.host_paths import reroot
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import (
@@ -43,6 +44,7 @@ MODULES = {
     "nic_firmware": nic_firmware,
     "rdma_system": rdma_system,
     "rdma_cgroup": rdma_cgroup,
+    "roce_enable": roce_enable,
 }
 
 # The empty directories of the fake host; no file exists anywhere in it.

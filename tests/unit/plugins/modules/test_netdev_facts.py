@@ -95,6 +95,36 @@ def test_a_plain_nic(root):
                     "bond": None}
 
 
+@pytest.mark.parametrize("first, second, device, slaves", [
+    ("1", "0", True, [True, False]),              # MLNX_OFED: RoCE on the first port, off on the second
+    ("0", "1", False, [False, True]),
+    (None, None, None, [None, None]),             # no roce_enable file (in-tree mlx5_core, any other driver)
+    (bt.UNREADABLE, "1", None, [None, True]),     # a file that cannot be read is null, never a failure
+    ("2", "1", None, [None, True]),               # anything but 0 or 1 is null
+])
+def test_roce_enable_per_pci_function(root, first, second, device, slaves):
+    card_bond(root, "mlx5_bond_0")
+    bt.pci_function(root, PORT0, first)
+    bt.pci_function(root, PORT1, second)
+    result = run()
+    facts = result["ansible_facts"]["rdma_netdevs"]["mlx5_bond_0"]
+    assert facts["pci"] == "0000:01:00.0" and facts["roce_enable"] is device
+    assert [slave["roce_enable"] for slave in facts["ports"]["1"]["bond"]["slaves"]] == slaves
+    assert not result.get("warnings")
+
+
+def test_roce_enable_is_null_for_soft_rdma_and_virtual_slaves(root):
+    bt.netdev(root, "eth1", pci_rel=VIRTIO, master="bond0")
+    bt.netdev(root, "dummy0", speed=None, operstate="unknown", master="bond0")
+    bt.bond(root, "bond0", "active-backup 1", ["eth1", "dummy0"], active_slave="eth1")
+    bt.rxe(root, "rxe0", "bond0")
+    bt.pci_function(root, "pci0000:00/0000:00:03.0")          # virtio-net: a function without the file
+    facts = run()["ansible_facts"]["rdma_netdevs"]["rxe0"]
+    assert facts["roce_enable"] is None
+    assert [(s["name"], s["pci"], s["roce_enable"]) for s in facts["ports"]["1"]["bond"]["slaves"]] == [
+        ("eth1", "0000:00:03.0", None), ("dummy0", None, None)]
+
+
 def test_mlx5_bond_with_lag_active(root):
     card_bond(root, "mlx5_bond_0")
     bt.mlx5_lag(root, "0000:01:00.0", "active", "roce")

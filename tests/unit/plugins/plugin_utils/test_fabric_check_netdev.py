@@ -86,6 +86,18 @@ def test_an_end_not_read(facts, why):
         f"a -> b: MTU not checked, b rxe0/1: {why} (a rxe0/1 eth1 MTU 1500, RDMA MTU 1024; b rxe0/1 not read)"]
 
 
+@pytest.mark.parametrize("netdev, why", [
+    ("eth7", "no MTU read for its netdev eth7"),          # the netdev is gone, or lives in another network namespace
+    (None, "no MTU read for its netdev (none found)"),
+])
+def test_an_end_without_an_mtu_is_not_an_agreement(netdev, why):
+    unknown = registered(p1=port(netdev, mtu=None))
+    ends = [end("a", unknown), end("b", unknown)]
+    assert fc.mtu_problems(["a", "b"], ends) == [
+        f"a -> b: MTU not checked, {host} rxe0/1: {why} (a rxe0/1 {netdev} MTU None, RDMA MTU None; "
+        f"b rxe0/1 {netdev} MTU None, RDMA MTU None)" for host in ("a", "b")]
+
+
 def test_the_rdma_netdevs_dict_itself_is_accepted():
     facts = registered(p1=port())["ansible_facts"]["rdma_netdevs"]
     assert fc.mtu_problems(["a", "b"], [end("a", facts), end("b", facts)]) == []
@@ -220,3 +232,121 @@ def test_the_module_result_feeds_the_check(host_paths, harness):
         "vm1 -> vm2: RDMA active MTUs differ: vm1 rxe0/1 bond0 MTU 1500, RDMA MTU 1024; vm2 rxe0/1 eth1 MTU 9000, "
         "RDMA MTU 4096",
     ]
+
+
+# --- netdev_check: the role's MTU rows per pair and bond rows per host ------------------------------------------
+
+def view(host, facts, device="rxe0", port=1, expected=None) -> dict:
+    return {"host": host, "device": device, "port": port, "facts": facts, "expected_slaves": {} if expected is None else expected}
+
+
+SHOWN_1500 = {"device": "rxe0", "port": 1, "netdev": "eth1", "mtu": 1500, "active_mtu": 1024, "why": ""}
+DOWN_BOND = bond(slaves=[slave("eth1", carrier=False, operstate="down"), slave("dummy0")], active="eth1")
+
+
+@pytest.mark.parametrize("views, pairs, mtu, bonds", [
+    # agreeing MTUs, no bonds
+    ([view("a", registered(p1=port())), view("b", registered(p1=port()))], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": True, "problems": [],
+       "ends": [dict(SHOWN_1500, host="a"), dict(SHOWN_1500, host="b")]}],
+     [{"host": "a", "bonds": [], "ok": True, "problems": []}, {"host": "b", "bonds": [], "ok": True, "problems": []}]),
+    # netdev MTUs that differ: one line, both values
+    ([view("a", registered(p1=port(mtu=9000))), view("b", registered(p1=port(mtu=4200)))], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": False,
+       "problems": ["a -> b: netdev MTUs differ: a rxe0/1 eth1 MTU 9000, RDMA MTU 4096; b rxe0/1 eth1 MTU 4200, RDMA MTU 4096"],
+       "ends": [dict(SHOWN_1500, host="a", mtu=9000, active_mtu=4096), dict(SHOWN_1500, host="b", mtu=4200, active_mtu=4096)]}],
+     [{"host": "a", "bonds": [], "ok": True, "problems": []}, {"host": "b", "bonds": [], "ok": True, "problems": []}]),
+    # the server left the play (unreachable in a round): its pair is not checked, and has no bond row
+    ([view("a", registered(p1=port()))], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": False, "problems": ["a -> b: MTU not checked: b left the play"],
+       "ends": [dict(SHOWN_1500, host="a"),
+                {"host": "b", "device": "", "port": None, "netdev": None, "mtu": None, "active_mtu": None, "why": "left the play"}]}],
+     [{"host": "a", "bonds": [], "ok": True, "problems": []}]),
+    # a host without a RoCE v2 GID for its address: no endpoint device
+    ([view("a", registered(p1=port())), view("b", registered(p1=port()), device="", port=0)], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": False,
+       "problems": ["a -> b: MTU not checked: b has no RDMA device with a RoCE v2 GID for its address"],
+       "ends": [dict(SHOWN_1500, host="a"),
+                {"host": "b", "device": "", "port": 0, "netdev": None, "mtu": None, "active_mtu": None,
+                 "why": "has no RDMA device with a RoCE v2 GID for its address"}]}],
+     [{"host": "a", "bonds": [], "ok": True, "problems": []}, {"host": "b", "bonds": [], "ok": True, "problems": []}]),
+    # netdev_facts failed on the server: the MTU line and the bond line say so
+    ([view("a", registered(p1=port())), view("b", {"failed": True, "msg": "boom"})], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": False,
+       "problems": ["a -> b: MTU not checked, b rxe0/1: boom (a rxe0/1 eth1 MTU 1500, RDMA MTU 1024; b rxe0/1 not read)"],
+       "ends": [dict(SHOWN_1500, host="a"), {"host": "b", "device": "rxe0", "port": 1, "netdev": None, "mtu": None,
+                                             "active_mtu": None, "why": "boom"}]}],
+     [{"host": "a", "bonds": [], "ok": True, "problems": []},
+      {"host": "b", "bonds": [], "ok": False, "problems": ["b: bonds not checked: boom"]}]),
+    # a bond whose active slave lost its carrier, and a slave count given as text (extra-vars)
+    ([view("a", registered(p1=port("bond0", bond=DOWN_BOND)), expected="3"), view("b", registered(p1=port("bond0")))], [["a", "b"]],
+     [{"label": "a -> b", "client": "a", "server": "b", "ok": True, "problems": [],
+       "ends": [dict(SHOWN_1500, host="a", netdev="bond0"), dict(SHOWN_1500, host="b", netdev="bond0")]}],
+     [{"host": "a", "ok": False,
+       "bonds": [{"name": "bond0", "mode": "active-backup", "active_slave": "eth1", "slaves": ["eth1", "dummy0"], "lag": None, "ok": False}],
+       "problems": ["a bond0: active slave eth1 has no carrier (carrier 0, operstate down)",
+                    "a bond0: 2 slave(s) (eth1, dummy0), 3 expected: a slave is missing"]},
+      {"host": "b", "bonds": [], "ok": True, "problems": []}]),
+])
+def test_netdev_check(views, pairs, mtu, bonds):
+    result = fc.netdev_check(views, pairs)
+    assert result["mtu"] == mtu
+    assert result["bonds"] == bonds
+    assert result["mtu_failures"] == [line for row in mtu for line in row["problems"]]
+    assert result["bond_failures"] == [line for row in bonds for line in row["problems"]]
+
+
+def test_netdev_check_judges_each_host_once_and_each_pair_once():
+    # a ring of three: three pairs, each host in two of them; one bond row per host, one MTU row per pair
+    views = [view(host, registered(p1=port("bond0", bond=DOWN_BOND)), expected={"bond0": 2}) for host in ("h1", "h2", "h3")]
+    pairs = [["h1", "h2"], ["h2", "h3"], ["h3", "h1"]]
+    result = fc.netdev_check(views, pairs)
+    assert [row["label"] for row in result["mtu"]] == ["h1 -> h2", "h2 -> h3", "h3 -> h1"]
+    assert [row["host"] for row in result["bonds"]] == ["h1", "h2", "h3"]
+    assert result["bond_failures"] == [f"{host} bond0: active slave eth1 has no carrier (carrier 0, operstate down)"
+                                       for host in ("h1", "h2", "h3")]
+    assert result["bonds"][0]["bonds"] == [{"name": "bond0", "mode": "active-backup", "active_slave": "eth1",
+                                            "slaves": ["eth1", "dummy0"], "lag": None, "ok": False}]
+
+
+@pytest.mark.parametrize("options, rows", [
+    ({"mtu": False}, (0, 2)), ({"bonds": False}, (1, 0)), ({"mtu": False, "bonds": False}, (0, 0)), ({}, (1, 2)), (None, (1, 2)),
+])
+def test_netdev_check_options(options, rows):
+    views = [view("a", registered(p1=port(mtu=9000))), view("b", registered(p1=port("bond0", bond=DOWN_BOND)))]
+    result = fc.netdev_check(views, [["a", "b"]], options)
+    assert (len(result["mtu"]), len(result["bonds"])) == rows
+    assert bool(result["mtu_failures"]) == bool(rows[0]) and bool(result["bond_failures"]) == bool(rows[1])
+
+
+def test_netdev_check_with_lag_expected_but_inactive():
+    the_bond = bond(mode=("802.3ad", 4), slaves=[slave("p0", pci="0000:01:00.0"), slave("p1", pci="0000:01:00.1")],
+                    qualifies=True, lag=lag(False, "disabled"))
+    facts = registered(device="mlx5_0", driver="mlx5_core", p1=port("bond0", rule="iboe", bond=the_bond))
+    result = fc.netdev_check([view("n1", facts, device="mlx5_0")], [])
+    assert result["mtu"] == [] and result["bonds"][0]["bonds"][0]["lag"] == "disabled"
+    assert result["bond_failures"] == [
+        "n1 bond0: RoCE LAG expected on mlx5_0/1 (802.3ad over p0 and p1, ports of the card at 0000:01:00) but the LAG is "
+        "not active (state disabled, from debugfs); slaves p0, p1"]
+
+
+@pytest.mark.parametrize("expected, message", [
+    (0, "expected_slaves: 0 is out of range; allowed: 1-"),
+    ({"bond0": "two"}, "expected_slaves.bond0: 'two' is not an integer"),
+    (True, "expected_slaves: True is not an integer"),
+])
+def test_netdev_check_refuses_a_bad_slave_count(expected, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        fc.netdev_check([view("a", registered(p1=port()), expected=expected)], [])
+
+
+@given(st.lists(st.sampled_from(["h1", "h2", "h3", "h4"]), min_size=2, max_size=4, unique=True),
+       st.lists(st.integers(min_value=576, max_value=9216), min_size=4, max_size=4))
+def test_every_mtu_failure_names_its_pair(hosts, mtus):
+    views = [view(host, registered(p1=port(mtu=mtu))) for host, mtu in zip(hosts, mtus)]
+    pairs = [[hosts[i], hosts[(i + 1) % len(hosts)]] for i in range(len(hosts))]
+    result = fc.netdev_check(views, pairs)
+    assert len(result["mtu"]) == len(pairs) and len(result["bonds"]) == len(hosts) and result["bond_failures"] == []
+    for row in result["mtu"]:
+        assert row["ok"] is (row["ends"][0]["mtu"] == row["ends"][1]["mtu"])
+        assert all(line.startswith(f"{row['label']}: ") for line in row["problems"])
