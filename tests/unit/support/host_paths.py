@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (
-    _gpudirect, _limits, _naming, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs,
+    _gpudirect, _limits, _naming, _netns, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs,
 )
 
 HOST_PATHS = tuple(
@@ -28,6 +28,7 @@ HOST_PATHS = tuple(
         (_rdma_system, ("MODPROBE_FILE",)),
         (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER", "PROC_CGROUP")),
         (_gpudirect, ("PROC_ROOT", "BOOT_DIR", "OFED_INFO", "SYSTEMD_DIR", "ACS_CONF", "ACS_HELPER")),
+        (_netns, ("PROC_ROOT",)),
         (_naming, ("ETC_UDEV_DIR", "RUN_UDEV_DIR", "USR_LOCAL_UDEV_DIR", "USR_UDEV_DIR", "LIB_UDEV_DIR")),
     )
     for name in names

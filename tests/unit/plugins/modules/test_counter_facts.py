@@ -65,8 +65,9 @@ def test_lab_tree(sysroot, harness, check_mode):
     ok, result = run({}, check_mode=check_mode)
     assert ok and result["changed"] is False and harness.warnings == []
     facts = result["ansible_facts"]
-    assert set(facts) == {"rdma_counters", "rdma_counter_meanings", "rdma_other_netns_devices"}
+    assert set(facts) == {"rdma_counters", "rdma_counter_meanings", "rdma_other_netns_devices", "rdma_netns"}
     assert facts["rdma_other_netns_devices"] == []
+    assert facts["rdma_netns"] == {"inode": None, "initial": None}   # no /proc below the test's root
     rxe, siw = facts["rdma_counters"]["rxe0"]["1"], facts["rdma_counters"]["siw0"]["1"]
     assert (rxe["driver"], rxe["driver_family"], rxe["pma"], rxe["hw"], rxe["lifespan_ms"]) == ("rxe", "rxe", "absent", "present", 10)
     assert rxe["hw_counters"] == rec.numbered(rec.RXE_6_X) and rxe["counters"] == {}
@@ -209,3 +210,28 @@ def test_port_is_bounded(sysroot, number):
         assert ok and result["ansible_facts"]["rdma_counters"] == {}
     else:
         assert not ok and result["msg"].startswith("port: ") and "1-255" in result["msg"]
+
+
+# --- rdma_netns: which namespace the counters were read in (module_utils/_netns.py) ----------------------------
+
+@pytest.mark.parametrize("links, expected", [
+    # the host, as root: its namespace is PID 1's and it is in the initial PID namespace
+    ({"self/ns/net": "net:[4026531840]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
+     {"inode": 4026531840, "initial": True}),
+    # ip netns exec node01: a namespace of its own in the host's PID namespace
+    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
+     {"inode": 4026532285, "initial": False}),
+    # a container with its own PID namespace: PID 1 is the container's init, so it cannot tell
+    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026532285]", "self/ns/pid": "pid:[4026532290]"},
+     {"inode": 4026532285, "initial": None}),
+    # not root: /proc/1/ns/net cannot be read (EACCES), so neither can it tell
+    ({"self/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"}, {"inode": 4026531840, "initial": None}),
+])
+def test_rdma_netns(sysroot, host_paths, links, expected):
+    proc = host_paths["PROC_ROOT"]
+    for relative, target in links.items():
+        os.makedirs(os.path.dirname(os.path.join(proc, relative)), exist_ok=True)
+        os.symlink(target, os.path.join(proc, relative))
+    rec.lab_counters(sysroot)
+    ok, result = run({})
+    assert ok and result["ansible_facts"]["rdma_netns"] == expected
