@@ -401,20 +401,22 @@ ansible_facts:
       version_added: 0.2.0
       sample:
         policy: NAME_FALLBACK
-        file: /usr/lib/udev/rules.d/60-rdma-persistent-naming.rules
+        file: /lib/udev/rules.d/60-rdma-persistent-naming.rules
         line: 29
         rules:
-          - {file: /usr/lib/udev/rules.d/60-rdma-persistent-naming.rules, line: 29, policy: NAME_FALLBACK,
-             fixed_name: null, key: PROGRAM}
+          - {file: /lib/udev/rules.d/60-rdma-persistent-naming.rules, line: 29, policy: NAME_FALLBACK, fixed_name: null,
+             key: PROGRAM}
+          - {file: /etc/udev/rules.d/70-rdma-guid.rules, line: 1, policy: NAME_GUID, fixed_name: null, key: PROGRAM}
         masked: []
-        renamed_by: null
+        renamed_by: {file: /etc/udev/rules.d/70-rdma-guid.rules, line: 1, policy: NAME_GUID, fixed_name: null,
+                     key: PROGRAM}
         renamed_to: null
         certain: true
-        rename_skips_user_names: null
+        rename_skips_user_names: false
         kernel_marks_user_names: null
         kernel_marks_from: null
-        user_names_kept: null
-        keeps_name: true
+        user_names_kept: false
+        keeps_name: false
       contains:
         policy:
           description: The policy of the first C(rdma_rename) rule udev runs; null when no rules file runs it.

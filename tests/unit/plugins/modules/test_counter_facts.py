@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _nldev
 from ansible_collections.rdma.fabric.plugins.modules import counter_facts
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import BAD_PORTS, BAD_RDMA_NAMES
+from ansible_collections.rdma.fabric.tests.unit.support import netns_links
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_counter_trees as rec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
@@ -214,24 +215,9 @@ def test_port_is_bounded(sysroot, number):
 
 # --- rdma_netns: which namespace the counters were read in (module_utils/_netns.py) ----------------------------
 
-@pytest.mark.parametrize("links, expected", [
-    # the host, as root: its namespace is PID 1's and it is in the initial PID namespace
-    ({"self/ns/net": "net:[4026531840]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
-     {"inode": 4026531840, "initial": True}),
-    # ip netns exec node01: a namespace of its own in the host's PID namespace
-    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
-     {"inode": 4026532285, "initial": False}),
-    # a container with its own PID namespace: PID 1 is the container's init, so it cannot tell
-    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026532285]", "self/ns/pid": "pid:[4026532290]"},
-     {"inode": 4026532285, "initial": None}),
-    # not root: /proc/1/ns/net cannot be read (EACCES), so neither can it tell
-    ({"self/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"}, {"inode": 4026531840, "initial": None}),
-])
-def test_rdma_netns(sysroot, host_paths, links, expected):
-    proc = host_paths["PROC_ROOT"]
-    for relative, target in links.items():
-        os.makedirs(os.path.dirname(os.path.join(proc, relative)), exist_ok=True)
-        os.symlink(target, os.path.join(proc, relative))
+@pytest.mark.parametrize("place, links, expected", netns_links.PLACES)
+def test_rdma_netns(sysroot, host_paths, place, links, expected):
+    netns_links.make_links(host_paths["PROC_ROOT"], links)
     rec.lab_counters(sysroot)
     ok, result = run({})
-    assert ok and result["ansible_facts"]["rdma_netns"] == expected
+    assert ok and result["ansible_facts"]["rdma_netns"] == expected, place

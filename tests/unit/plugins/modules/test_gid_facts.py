@@ -14,9 +14,11 @@ import subprocess
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce
+from ansible_collections.rdma.fabric.plugins.module_utils import _nldev, _roce
 from ansible_collections.rdma.fabric.plugins.modules import gid_facts
 from ansible_collections.rdma.fabric.tests.unit.support import ib_sysfs_trees as ib_trees
+from ansible_collections.rdma.fabric.tests.unit.support import netns_links
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.process_guard import ProcessStarted, forbid_processes
@@ -379,23 +381,12 @@ def test_the_ib_facts_leave_the_other_facts_as_they_were(sysroot, monkeypatch):
 
 # --- rdma_netns and rdma_naming (module_utils/_netns.py, _naming.py) ------------------------------------------
 
-@pytest.mark.parametrize("links, expected", [
-    ({"self/ns/net": "net:[4026531840]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
-     {"inode": 4026531840, "initial": True}),
-    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026531840]", "self/ns/pid": "pid:[4026531836]"},
-     {"inode": 4026532285, "initial": False}),
-    ({"self/ns/net": "net:[4026532285]", "1/ns/net": "net:[4026532285]", "self/ns/pid": "pid:[4026532290]"},
-     {"inode": 4026532285, "initial": None}),
-    ({"self/ns/net": "net:[4026531833]", "self/ns/pid": "pid:[4026532290]"}, {"inode": 0xEFFFFFF9, "initial": True}),
-])
-def test_rdma_netns(sysroot, host_paths, links, expected):
-    proc = host_paths["PROC_ROOT"]
-    for relative, target in links.items():
-        os.makedirs(os.path.dirname(os.path.join(proc, relative)), exist_ok=True)
-        os.symlink(target, os.path.join(proc, relative))
+@pytest.mark.parametrize("place, links, expected", netns_links.PLACES)
+def test_rdma_netns(sysroot, host_paths, place, links, expected):
+    netns_links.make_links(host_paths["PROC_ROOT"], links)
     trees.lab_tree(sysroot)
     ok, result = run({"roce_defaults": False})
-    assert ok and result["ansible_facts"]["rdma_netns"] == expected
+    assert ok and result["ansible_facts"]["rdma_netns"] == expected, place
 
 
 @pytest.mark.parametrize("debian, recording, expected", [
@@ -405,9 +396,6 @@ def test_rdma_netns(sysroot, host_paths, links, expected):
 ])
 def test_rdma_naming_with_name_guid(sysroot, host_paths, monkeypatch, debian, recording, expected):
     """A site NAME_GUID policy: Debian 12 (Linux 6.1, rdma-core 44) renames soft links, Debian 13 keeps their names."""
-    from ansible_collections.rdma.fabric.plugins.module_utils import _nldev
-    from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
-
     udev = pathlib.Path(host_paths["LIB_UDEV_DIR" if debian == 12 else "USR_UDEV_DIR"])
     (udev / "rules.d").mkdir(parents=True)
     (udev / "rules.d/60-rdma-persistent-naming.rules").write_text(
