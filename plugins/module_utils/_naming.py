@@ -32,7 +32,8 @@ What this code relies on, and where it was read:
   name can be predicted. siw's is too when the netdev has a MAC, but a random one otherwise: not predicted.
 
 Everything here is pure except the readers at the end (read_rule_files, rename_skips_user_names,
-kernel_marks_user_names, host_naming, link_naming), which read files and RDMA netlink and start no process.
+kernel_marks_user_names, link_naming, host_naming, device_identity, find_renamed, renamed_hint), which read files,
+sysfs and RDMA netlink and start no process.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import platform
 import re
 import shlex
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _nldev, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _nldev, _persist, _sysfs
 
 POLICIES = ("NAME_KERNEL", "NAME_PCI", "NAME_GUID", "NAME_ONBOARD", "NAME_FIXED", "NAME_FALLBACK")
 # the policies that never rename a device without a parent device (rxe, siw): see by_onboard and by_pci above
@@ -375,6 +376,54 @@ def guard_message(name: str, link_type: str, found: dict, release, marks_source:
             f"name in /etc/udev/rules.d, or allow_rename=true to create it anyway")
 
 
+# --- a device named in a task that udev has renamed (pure) -----------------------------------------------------
+
+# the names by_guid() gives: the protocol prefix nldev reports (ib, roce, iw, opa, usnic; rdma when unknown), 'x' and
+# the node GUID's 16 hex digits
+GUID_NAME = re.compile(r"(?:ib|roce|iw|opa|usnic|rdma)x[0-9a-f]{16}")
+
+
+def parse_link_config(text) -> dict:
+    """{KEY: value} of rdma_link's per-link config (RDMA_LINK_TYPE=rxe, RDMA_LINK_NETDEV=eth1); comments skipped."""
+    found = {}
+    for line in str(text or "").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key and not key.startswith("#"):
+            found[key.strip()] = value.strip()
+    return found
+
+
+def guid_digits(text):
+    """A sysfs GUID ('3cdd:3aff:fe6f:64c9') as 16 lowercase hex digits; None for anything else."""
+    digits = str(text or "").strip().lower().replace(":", "")
+    if len(digits) != 16 or not all(c in "0123456789abcdef" for c in digits):
+        return None
+    return digits
+
+
+def successors(netdev, guid, devices: dict) -> list:
+    """The devices that are the one recorded with netdev and node GUID guid, under any name, sorted.
+
+    devices: {name: {'netdev': str or None, 'guid': 16 hex digits or None}}.
+    """
+    return sorted(name for name, seen in devices.items()
+                  if (netdev and seen.get("netdev") == netdev) or (guid and seen.get("guid") == guid))
+
+
+def guid_named(names) -> list:
+    """The names among names that have the form rdma_rename's NAME_GUID gives."""
+    return [name for name in names if GUID_NAME.fullmatch(name)]
+
+
+def renamed_message(device: str, found: dict, rule, orphan_group) -> str:
+    """One line for a task whose device udev renamed: old and new name, how they were matched, the rule, the group."""
+    why = f" (rdma_rename {rule['policy']} in {where(rule)})" if rule else ""
+    group = f"; its RDMA-CM configfs group {orphan_group} is left under the old name, rmdir it" if orphan_group else ""
+    return (f"device: no RDMA device {device!r}: udev renamed it to {found['new']}{why}, {found['by']} rdma_link "
+            f"recorded for {device} in {found['config']}{group}; use device={found['new']} (rdma_link's naming guard "
+            f"refuses to create links udev would rename)")
+
+
 # --- readers (files and RDMA netlink; no process) ------------------------------------------------------------
 
 def rules_dirs() -> list:
@@ -499,3 +548,47 @@ def host_naming(release=None, opener=None) -> dict:
     """The naming policy in force on this host for facts: link_naming's report for an rxe link of any name."""
     report, _message = link_naming(None, "rxe", release=release, opener=opener)
     return report
+
+
+def device_identity(name: str) -> dict:
+    """{'netdev', 'guid'} of /sys/class/infiniband/<name>: rxe's parent attribute, else port 1's first GID's netdev;
+    the node GUID as 16 hex digits."""
+    base = _sysfs.path("class", "infiniband", name)
+    netdev = _sysfs.read_attr(os.path.join(base, "parent"))
+    if not netdev:
+        netdev = _sysfs.read_attr(os.path.join(base, "ports", "1", "gid_attrs", "ndevs", "0"))
+    return {"netdev": (netdev or "").strip() or None, "guid": guid_digits(_sysfs.read_attr(os.path.join(base, "node_guid")))}
+
+
+def find_renamed(device: str):
+    """The device now carrying what rdma_link recorded for a missing device (its config's netdev, or the GUID that
+    netdev's MAC gives): {'new', 'by', 'config', 'netdev', 'type', 'mac'}, or None."""
+    config = _persist.config_path(device)
+    recorded = parse_link_config(_sysfs.read_attr(config))
+    netdev = recorded.get("RDMA_LINK_NETDEV")
+    if not netdev:
+        return None
+    mac = netdev_mac(netdev)
+    guid = eui64(mac)
+    devices = {name: device_identity(name) for name in _sysfs.list_dir(_sysfs.path("class", "infiniband")) if name != device}
+    names = successors(netdev, guid, devices)
+    if not names:
+        return None
+    new = names[0]
+    if devices[new]["netdev"] == netdev:
+        by = f"which sits on {netdev}, the netdev"
+    else:
+        by = f"whose node GUID {guid} comes from the MAC of {netdev}, the netdev"
+    return {"new": new, "by": by, "config": config, "netdev": netdev, "type": recorded.get("RDMA_LINK_TYPE"), "mac": mac}
+
+
+def renamed_hint(device: str, group_path=None):
+    """One line naming old and new name when udev renamed device (see find_renamed), else None. group_path: the
+    RDMA-CM configfs group of the old name, named in the line when it still exists."""
+    found = find_renamed(device)
+    if found is None:
+        return None
+    rules, _masked = read_rule_files()
+    renaming = renaming_rule(rules, device, found["type"] if found["type"] in PROTOCOL_PREFIX else "rxe", found["mac"])
+    orphan = group_path if group_path and os.path.isdir(group_path) else None
+    return renamed_message(device, found, renaming["rule"] if renaming else None, orphan)

@@ -465,3 +465,61 @@ def test_soft_links_keep_names_under_every_policy_but_guid_and_fixed(policy, nam
         assert found is not None and found["certain"]
     else:
         assert found is None
+
+
+# --- a device udev renamed: what rdma_link recorded, and who carries it now ---------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("# Managed by rdma.fabric.rdma_link\nRDMA_LINK_TYPE=rxe\nRDMA_LINK_NETDEV=eth1\n",
+     {"RDMA_LINK_TYPE": "rxe", "RDMA_LINK_NETDEV": "eth1"}),
+    ("RDMA_LINK_NETDEV = eth1 \n\nnot a setting\n", {"RDMA_LINK_NETDEV": "eth1"}),
+    ("", {}),
+    (None, {}),
+])
+def test_parse_link_config(text, expected):
+    assert _naming.parse_link_config(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("3cdd:3aff:fe6f:64c9", "3cdd3afffe6f64c9"),
+    ("5054:00FF:FE77:0001\n", "505400fffe770001"),
+    ("5054:00ff:fe77", None),
+    ("zzzz:00ff:fe77:0001", None),
+    (None, None),
+])
+def test_guid_digits(text, expected):
+    assert _naming.guid_digits(text) == expected
+
+
+DEVICES = {
+    "rocex505400fffe770001": {"netdev": "eth1", "guid": "505400fffe770001"},
+    "fab0": {"netdev": None, "guid": "505400fffe770002"},
+    "mlx5_0": {"netdev": "ens1f0", "guid": "0c42a10300aabbcc"},
+    "siw0": {"netdev": None, "guid": None},
+}
+
+
+@pytest.mark.parametrize("netdev, guid, expected", [
+    ("eth1", "505400fffe770001", ["rocex505400fffe770001"]),
+    ("eth1", None, ["rocex505400fffe770001"]),
+    ("eth2", "505400fffe770002", ["fab0"]),        # by the GUID alone
+    ("eth3", None, []),
+    (None, None, []),                              # nothing recorded matches a device without netdev or GUID
+])
+def test_successors(netdev, guid, expected):
+    assert _naming.successors(netdev, guid, DEVICES) == expected
+
+
+@pytest.mark.parametrize("names, expected", [
+    (["rocex3cdd3afffe6f64c9", "iwx020000fffe000000", "ibx0002c90300002001", "rdmax0000000000000001"],
+     ["rocex3cdd3afffe6f64c9", "iwx020000fffe000000", "ibx0002c90300002001", "rdmax0000000000000001"]),
+    (["rxe0", "mlx5_0", "ibp0s12f4", "rocex3cdd", "rocex3CDD3AFFFE6F64C9", "rocex3cdd3afffe6f64c9x"], []),
+])
+def test_guid_named(names, expected):
+    assert _naming.guid_named(names) == expected
+
+
+@given(st.text())
+def test_parse_link_config_takes_any_text(text):
+    for key, value in _naming.parse_link_config(text).items():
+        assert key and not key.startswith("#") and "=" not in key and isinstance(value, str)
