@@ -247,9 +247,12 @@ def condition_holds(condition: tuple, name):
     elif key == "SUBSYSTEM":
         held = _pattern_matches(value, "infiniband")
     elif key == "KERNEL":
-        if name is None:
-            return True if value in ("*", "") and operator == "==" else None
-        held = _pattern_matches(value, name)
+        if name is None:  # any name: only '*' is decided
+            if "*" not in value.split("|"):
+                return None
+            held = True
+        else:
+            held = _pattern_matches(value, name)
     elif key == "ATTR" and attr in HARDWARE_ONLY_ATTRS and operator == "==":
         return value == ""  # the attribute does not exist: only an empty pattern matches
     else:

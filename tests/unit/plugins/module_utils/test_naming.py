@@ -233,6 +233,8 @@ def test_renaming_rule_for_any_name():
     assert _naming.renaming_rule(star, None, "rxe")["certain"] is True
     rxe = _naming.ordered_rules(files((ETC, RULES, policy_rule("NAME_GUID", 'KERNEL=="rxe*", '))))
     assert _naming.renaming_rule(rxe, None, "rxe")["certain"] is False
+    not_star = _naming.ordered_rules(files((ETC, RULES, policy_rule("NAME_GUID", 'KERNEL!="*", '))))
+    assert _naming.renaming_rule(not_star, None, "rxe") is None
     fixed = _naming.ordered_rules(files((ETC, RULES, policy_rule("NAME_FIXED rxe0"))))
     assert _naming.renaming_rule(fixed, None, "rxe")["new_name"] == "rxe0"
 
