@@ -40,6 +40,7 @@ ARGUMENT_SPEC = dict(
     netdev=dict(type="str"),
     state=dict(type="str", default="present", choices=["present", "absent"]),
     persistent=dict(type="bool", default=True),
+    allow_rename=dict(type="bool", default=False),
 )
 ARGUMENT_RULES = dict(required_if=[("state", "present", ("type", "netdev"))])
 

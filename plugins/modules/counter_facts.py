@@ -202,6 +202,23 @@ ansible_facts:
       elements: str
       version_added: 0.2.0
       sample: [rxe2, rxe3]
+    rdma_netns:
+      description:
+        - The network namespace the counters were read in, as M(rdma.fabric.gid_facts) reports it
+          (RV(rdma.fabric.gid_facts#module:ansible_facts.rdma_netns)). Inside a namespace other than the initial one the
+          counters are those of the devices that namespace sees.
+      returned: always
+      type: dict
+      version_added: 0.2.0
+      sample: {inode: 4026532285, initial: false}
+      contains:
+        inode:
+          description: The namespace's inode, the number in C(readlink /proc/self/ns/net); null when unreadable.
+          type: int
+        initial:
+          description: Whether it is the host's initial network namespace; null when that cannot be told (a container
+            with its own PID namespace, or no right to read C(/proc/1/ns/net)).
+          type: bool
     rdma_counter_meanings:
       description:
         - The common names with V(error) (whether it is an error counter, one that stays still on a healthy fabric)
@@ -213,7 +230,7 @@ ansible_facts:
         cnp_sent: {error: false, description: CNPs sent by the notification point (ECN-marked packets were received)}
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _counters, _kit, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _counters, _kit, _netns, _validate
 
 
 def meanings() -> dict:
@@ -239,6 +256,7 @@ def main():
     for name in facts.pop("missing"):
         module.warn(f"device: no RDMA device named {name!r} in /sys/class/infiniband")
     facts["rdma_counter_meanings"] = meanings()
+    facts["rdma_netns"] = _netns.identity()
     module.exit_json(changed=False, ansible_facts=facts)
 
 

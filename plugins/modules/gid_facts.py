@@ -13,7 +13,8 @@ description:
   - Reads C(/sys/class/infiniband) and returns the RDMA devices with their ports, one row per populated GID,
     and a ready lookup of the RoCE v2 GID index per IPv4 address and per netdev (what C(ibv_rc_pingpong -g),
     C(ib_write_bw -x) and C(NCCL_IB_GID_INDEX) need).
-  - Reads sysfs only and starts no process. Empty GID slots (all zeros) are skipped before their C(gid_attrs)
+  - Reads sysfs (and the few files named in RV(ansible_facts.rdma_netns) and RV(ansible_facts.rdma_naming)) and starts no
+    process. Empty GID slots (all zeros) are skipped before their C(gid_attrs)
     are read; unreadable C(gid_attrs) (EINVAL on IB and iWARP ports) are reported as null, not as errors.
   - Works on InfiniBand ports, RoCE ports (rxe, hardware) and iWARP ports (siw). InfiniBand ports also report
     their port and node GUID, LMC, SM SL, capability mask, width and speed, and P_Key table with each partition's
@@ -362,6 +363,104 @@ ansible_facts:
       elements: str
       version_added: 0.2.0
       sample: [rxe2, rxe3]
+    rdma_netns:
+      description:
+        - The network namespace the facts were read in. Inside a namespace other than the initial one the module
+          reports only what that namespace sees (in the kernel's exclusive netns mode, only the RDMA devices given to
+          it; in shared mode every device, but RV(ansible_facts.rdma_other_netns_devices) then lists the ones whose
+          netdev is elsewhere).
+        - Read from the links C(/proc/self/ns/net), C(/proc/self/ns/pid) and C(/proc/1/ns/net) with C(readlink), without
+          a process.
+      returned: always
+      type: dict
+      version_added: 0.2.0
+      sample: {inode: 4026531840, initial: true}
+      contains:
+        inode:
+          description: The namespace's inode, the number in C(readlink /proc/self/ns/net) (C(net:[4026531840])), as
+            C(ip netns identify) and C(lsns -t net) show it; null when the link cannot be read.
+          type: int
+        initial:
+          description:
+            - Whether it is the host's initial network namespace. True when the inode is the fixed one newer kernels
+              give the initial namespace (0xEFFFFFF9), or when it equals PID 1's and this process is in the initial
+              PID namespace (in a container with its own PID namespace, PID 1 is the container's init).
+            - Null when that cannot be told, in a container with its own PID namespace or without the right to read
+              C(/proc/1/ns/net) (root only).
+          type: bool
+    rdma_naming:
+      description:
+        - The RDMA device naming policy of udev on this host (rdma-core's C(rdma_rename) in
+          C(60-rdma-persistent-naming.rules) or the site's files), and whether a soft RDMA link (rxe) of any name
+          keeps the name it was created with. The same report as M(rdma.fabric.rdma_link)'s RV(rdma.fabric.rdma_link#module:naming)
+          gives for one link name; see that module's notes.
+        - Read from the rules files and the C(rdma_rename) binary; the kernel is asked over RDMA netlink whether it marks
+          user-assigned names only when a rule would rename soft links. No process.
+      returned: always
+      type: dict
+      version_added: 0.2.0
+      sample:
+        policy: NAME_FALLBACK
+        file: /lib/udev/rules.d/60-rdma-persistent-naming.rules
+        line: 29
+        rules:
+          - {file: /lib/udev/rules.d/60-rdma-persistent-naming.rules, line: 29, policy: NAME_FALLBACK, fixed_name: null,
+             key: PROGRAM}
+          - {file: /etc/udev/rules.d/70-rdma-guid.rules, line: 1, policy: NAME_GUID, fixed_name: null, key: PROGRAM}
+        masked: []
+        renamed_by: {file: /etc/udev/rules.d/70-rdma-guid.rules, line: 1, policy: NAME_GUID, fixed_name: null,
+                     key: PROGRAM}
+        renamed_to: null
+        certain: true
+        rename_skips_user_names: false
+        kernel_marks_user_names: null
+        kernel_marks_from: null
+        user_names_kept: false
+        keeps_name: false
+      contains:
+        policy:
+          description: The policy of the first C(rdma_rename) rule udev runs; null when no rules file runs it.
+          type: str
+        file:
+          description: That rule's file.
+          type: str
+        line:
+          description: That rule's line.
+          type: int
+        rules:
+          description: Every C(rdma_rename) rule in the order udev runs them, each with C(file), C(line), C(policy),
+            C(fixed_name) and C(key).
+          type: list
+          elements: dict
+        masked:
+          description: Rules files disabled by a symlink to C(/dev/null).
+          type: list
+          elements: str
+        renamed_by:
+          description: The first rule that renames soft links, as in RV(ansible_facts.rdma_naming.rules); null when none
+            does.
+          type: dict
+        renamed_to:
+          description: The name that rule gives when it is fixed (C(NAME_FIXED)); null otherwise.
+          type: str
+        certain:
+          description: False when that rule's match keys cannot be decided for a device that does not exist yet.
+          type: bool
+        rename_skips_user_names:
+          description: Whether that rule's C(rdma_rename) leaves user-assigned names alone (rdma-core 53 and later).
+          type: bool
+        kernel_marks_user_names:
+          description: Whether the kernel marks rxe and siw names as the user's (Linux 6.11 and later).
+          type: bool
+        kernel_marks_from:
+          description: V(RDMA netlink) or V(kernel version <release>).
+          type: str
+        user_names_kept:
+          description: True when both keep user-assigned names, false when either does not, null when not asked.
+          type: bool
+        keeps_name:
+          description: Whether a new rxe link keeps its name.
+          type: bool
     rdma_cm_status:
       description: Whether the RDMA-CM defaults could be read, and why not.
       returned: always
@@ -389,7 +488,7 @@ ansible_facts:
           eth1: {device: rxe0, port: 1, index: 1, netdev: eth1, ipv4: 169.254.77.1}
 """
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _kit, _validate
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _gid, _kit, _naming, _netns, _validate
 
 
 def main():
@@ -411,6 +510,8 @@ def main():
     facts = _gid.collect(params["device"], params["port"], params["roce_defaults"], params["gid_table"])
     for name in facts.pop("missing"):
         module.warn(f"device: no RDMA device named {name!r} in /sys/class/infiniband")
+    facts["rdma_netns"] = _netns.identity()
+    facts["rdma_naming"] = _naming.host_naming()
     module.exit_json(changed=False, ansible_facts=facts)
 
 

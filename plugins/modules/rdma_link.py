@@ -58,6 +58,17 @@ options:
     type: bool
     default: true
     version_added: 0.1.0
+  allow_rename:
+    description:
+      - Create the link even when udev's RDMA naming rules (rdma-core's C(rdma_rename)) would rename it right after
+        it is created, see the notes and RV(naming).
+      - With V(false) the module refuses, before it changes anything, to create a link that the naming policy in
+        force would rename on this kernel, and names the policy and the rules file.
+      - A renamed link is not found under O(name) by later runs, M(rdma.fabric.roce_mode) or RDMA-CM's configfs
+        group, so V(true) is for hosts where something else follows the new name.
+    type: bool
+    default: false
+    version_added: 0.2.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
   - rdma.fabric.attributes.actiongroup
@@ -99,10 +110,23 @@ notes:
     type sits on it (the kernel answers EEXIST), and that the kernel can load the driver (C(/sys/module),
     C(modules.alias), C(modules.builtin)), so that check mode predicts these failures and a replacement never deletes
     the old link only to fail."
+  - "Naming guard: rdma-core's udev rule C(60-rdma-persistent-naming.rules) runs C(rdma_rename %k <policy>) for every
+    new RDMA device. Its default, C(NAME_FALLBACK), names devices by their onboard index or PCI address and leaves rxe
+    and siw alone (they have no parent device), as do C(NAME_KERNEL) and C(NAME_PCI). C(NAME_GUID) renames them to
+    C(<protocol>x<node GUID>) (on Debian 12 an rxe link created as C(rxet) became C(rocex3cdd3afffe6f64c9); an rxe's
+    node GUID is the EUI-64 of its netdev's MAC), and C(NAME_FIXED) to the name the rule gives. Linux 6.11 and later
+    mark the names of rxe and siw devices as chosen by the user, and C(rdma_rename) of rdma-core 53 and later then
+    leaves them alone (Debian 13); Debian 12 (Linux 6.1, rdma-core 44) has neither. The module reads the rules as udev
+    does (C(/etc/udev/rules.d), C(/run/udev/rules.d), C(/usr/local/lib/udev/rules.d), C(/usr/lib/udev/rules.d) and
+    C(/lib/udev/rules.d), a file replacing one of the same name in a later directory, a symlink to C(/dev/null)
+    disabling it), tells the rdma-core version from the C(rdma_rename) binary and asks the kernel over RDMA netlink
+    whether it marks user-assigned names (by its version when no RDMA device exists yet). It starts no process for
+    this."
   - Requires iproute2 with C(rdma link add) (iproute2 5.x or later) and a kernel that creates links over RDMA netlink
     (Linux 5.1 or later for rxe, 5.3 or later for siw).
 seealso:
   - module: rdma.fabric.gid_facts
+  - module: rdma.fabric.roce_mode
 """
 
 EXAMPLES = r"""
@@ -192,6 +216,82 @@ persistence:
       description: Whether the rule and the config exist after the run (or would, in check mode).
       type: bool
       sample: true
+naming:
+  description:
+    - What udev's RDMA naming rules do to a new link named O(name), read from the rules files, the C(rdma_rename)
+      binary and the kernel (see the notes). Reported also when no link is created.
+  returned: always
+  type: dict
+  version_added: 0.2.0
+  contains:
+    policy:
+      description: The policy of the first C(rdma_rename) rule udev runs (what a new device meets first); null when no
+        rules file runs C(rdma_rename).
+      type: str
+      sample: NAME_FALLBACK
+    file:
+      description: The rules file of that rule.
+      type: str
+      sample: /usr/lib/udev/rules.d/60-rdma-persistent-naming.rules
+    line:
+      description: The line of that rule in the file.
+      type: int
+      sample: 29
+    rules:
+      description: Every C(rdma_rename) rule in the order udev runs them (C(PROGRAM) rules by file name, then C(RUN)
+        rules), each with C(file), C(line), C(policy), C(fixed_name) and C(key) (V(PROGRAM) or V(RUN)).
+      type: list
+      elements: dict
+    masked:
+      description: Rules files disabled by a symlink to C(/dev/null) of the same name in an earlier directory.
+      type: list
+      elements: str
+    renamed_by:
+      description: The rule that would rename the link (the first that renames, in the form of RV(naming.rules)),
+        as if the kernel did not mark user-assigned names; null when no rule renames it.
+      type: dict
+    renamed_to:
+      description: The name that rule would give, when it can be told beforehand (C(NAME_FIXED), C(NAME_GUID) for rxe).
+      type: str
+      sample: rocex3cdd3afffe6f64c9
+    certain:
+      description: False when that rule's match keys (C(ENV), C(DRIVERS), other C(ATTR) keys) cannot be decided before the
+        device exists, so it only may rename the link.
+      type: bool
+    rename_skips_user_names:
+      description: Whether that rule's C(rdma_rename) leaves user-assigned names alone (rdma-core 53 and later); null
+        when no rule renames the link or the binary was not found.
+      type: bool
+    kernel_marks_user_names:
+      description: Whether the kernel marks rxe and siw names as the user's (Linux 6.11 and later); asked only when a
+        rule would rename the link and its C(rdma_rename) honours the mark, else null.
+      type: bool
+    kernel_marks_from:
+      description: Where that came from, V(RDMA netlink) or V(kernel version <release>).
+      type: str
+    user_names_kept:
+      description: True when both the kernel and C(rdma_rename) keep user-assigned names, false when either does not,
+        null when that was not asked.
+      type: bool
+    keeps_name:
+      description: Whether a link created under O(name) keeps it.
+      type: bool
+  sample:
+    policy: NAME_FALLBACK
+    file: /usr/lib/udev/rules.d/60-rdma-persistent-naming.rules
+    line: 29
+    rules:
+      - {file: /usr/lib/udev/rules.d/60-rdma-persistent-naming.rules, line: 29, policy: NAME_FALLBACK, fixed_name: null,
+         key: PROGRAM}
+    masked: []
+    renamed_by: null
+    renamed_to: null
+    certain: true
+    rename_skips_user_names: null
+    kernel_marks_user_names: null
+    kernel_marks_from: null
+    user_names_kept: null
+    keeps_name: true
 commands:
   description:
     - The rdma commands run, or that would run in check mode, in order, each a line a shell splits back into the
@@ -246,7 +346,7 @@ after:
 import os
 import platform
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _persist, _rdma_tool, _kit, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _naming, _persist, _rdma_tool, _kit, _sysfs
 
 RDMA_HINT = "install iproute2 with 'rdma link' support (5.x or later)"
 PORT_FIELDS = ("port", "state", "physical_state", "netdev_index")
@@ -389,11 +489,15 @@ def main():
         current = current_link(found, types, name)
         desired = {"name": name, "type": link_type, "netdev": netdev} if present else None
         actions = _rdma_tool.plan(current, desired)
-        if any(action[0] == "add" for action in actions):
+        adding = any(action[0] == "add" for action in actions)
+        if adding:
             check_add(links, types, name, link_type, netdev)
+        naming, renamed = _naming.link_naming(name, link_type or "rxe", netdev, release=platform.release())
+        if adding and renamed and not params["allow_rename"]:
+            raise _kit.Failure(renamed)
         files = plan_files(name, link_type, netdev, rdma, wanted_rule)
         changes = track(current, desired, files)
-        report = {"diff": changes.diff(), "before": changes.before, "after": changes.after,
+        report = {"naming": naming, "diff": changes.diff(), "before": changes.before, "after": changes.after,
                   "persistence": {"rule": files["rule"]["path"], "config": files["config"]["path"],
                                   "unit": files["unit"]["path"], "present": wanted_rule}}
 

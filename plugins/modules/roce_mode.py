@@ -89,6 +89,13 @@ options:
     version_added: 0.1.0
 notes:
   - Needs configfs support (C(CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS)), which the distribution kernels have.
+  - "Renamed devices: udev's RDMA naming rules (rdma-core's C(rdma_rename), see M(rdma.fabric.rdma_link)'s naming
+    guard) can rename a soft RDMA link right after it is created, so that O(device) no longer exists and RDMA-CM's
+    configfs group of the old name no longer reaches the device. When O(device) is missing and
+    M(rdma.fabric.rdma_link) recorded a netdev for that name (C(/etc/rdma-fabric/links/<device>.conf), with
+    C(persistent=true)), the module looks for the device on that netdev, or with the node GUID that netdev's MAC gives,
+    and fails in one line naming the old and the new name, the C(rdma_rename) rule and the old configfs group if it is
+    still there. It never follows the new name by itself; the values and their persistence belong to the name given."
   - Persistence needs systemd and udev.
   - The values apply to RDMA-CM connections (rping, ib_write_bw -R, NCCL with RDMA-CM, NVMe-oF, iSER); applications that
     set their own ToS or use raw verbs are not affected. The mlx5 vendor driver can override all of them with a global
@@ -224,7 +231,7 @@ import contextlib
 import errno
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _roce, _kit, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _naming, _roce, _kit, _sysfs
 
 HINTS = {
     "mount": "install util-linux (the mount package on Debian and Ubuntu)",
@@ -241,8 +248,13 @@ def _tool_failed(what):
 def _check_device(device, port):
     base = _sysfs.path("class", "infiniband")
     if not os.path.isdir(os.path.join(base, device)):
-        found = ", ".join(_sysfs.list_dir(base)) or "none"
-        raise _kit.Failure(f"device: no RDMA device {device!r} in {base} (found: {found})")
+        renamed = _naming.renamed_hint(device, _roce.group_path(device))
+        if renamed:
+            raise _kit.Failure(renamed)
+        present = _sysfs.list_dir(base)
+        guid_named = _naming.guid_named(present)
+        hint = f"; {', '.join(guid_named)}: names udev's rdma_rename NAME_GUID gives" if guid_named else ""
+        raise _kit.Failure(f"device: no RDMA device {device!r} in {base} (found: {', '.join(present) or 'none'}{hint})")
     ports = _sysfs.list_dir(os.path.join(base, device, "ports"))
     if str(port) not in ports:
         raise _kit.Failure(f"port: {device} has no port {port} (ports: {', '.join(ports) or 'none'})")

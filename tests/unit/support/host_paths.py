@@ -4,7 +4,7 @@
 """The one seam through which unit tests re-root the host paths the modules use (not a test module).
 
 reroot(monkeypatch, root) points every path constant in HOST_PATHS (sysfs, configfs below it,
-/proc/mounts, /etc, /lib/modules, /etc/modprobe.d) at the same path below root: /sys -> ROOT/sys,
+/proc/mounts, /etc, /lib/modules, /etc/modprobe.d, udev's directories) at the same path below root: /sys -> ROOT/sys,
 /etc/security/limits.conf -> ROOT/etc/security/limits.conf. Tests build the files they need there;
 the emulators (support/rdma_cm_emulator.py, ...) read the rerooted constants.
 """
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gpudirect, _limits, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import (
+    _gpudirect, _limits, _naming, _netns, _persist, _rdma_cgroup, _rdma_system, _rdma_tool, _roce, _sysfs,
+)
 
 HOST_PATHS = tuple(
     (module, name, getattr(module, name))
@@ -26,6 +28,8 @@ HOST_PATHS = tuple(
         (_rdma_system, ("MODPROBE_FILE",)),
         (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER", "PROC_CGROUP")),
         (_gpudirect, ("PROC_ROOT", "BOOT_DIR", "OFED_INFO", "SYSTEMD_DIR", "ACS_CONF", "ACS_HELPER")),
+        (_netns, ("PROC_ROOT",)),
+        (_naming, ("ETC_UDEV_DIR", "RUN_UDEV_DIR", "USR_LOCAL_UDEV_DIR", "USR_UDEV_DIR", "LIB_UDEV_DIR")),
     )
     for name in names
 )

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _nldev
 from ansible_collections.rdma.fabric.plugins.modules import counter_facts
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.bad_input_cases import BAD_PORTS, BAD_RDMA_NAMES
+from ansible_collections.rdma.fabric.tests.unit.support import netns_links
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_counter_trees as rec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
@@ -65,8 +66,9 @@ def test_lab_tree(sysroot, harness, check_mode):
     ok, result = run({}, check_mode=check_mode)
     assert ok and result["changed"] is False and harness.warnings == []
     facts = result["ansible_facts"]
-    assert set(facts) == {"rdma_counters", "rdma_counter_meanings", "rdma_other_netns_devices"}
+    assert set(facts) == {"rdma_counters", "rdma_counter_meanings", "rdma_other_netns_devices", "rdma_netns"}
     assert facts["rdma_other_netns_devices"] == []
+    assert facts["rdma_netns"] == {"inode": None, "initial": None}   # no /proc below the test's root
     rxe, siw = facts["rdma_counters"]["rxe0"]["1"], facts["rdma_counters"]["siw0"]["1"]
     assert (rxe["driver"], rxe["driver_family"], rxe["pma"], rxe["hw"], rxe["lifespan_ms"]) == ("rxe", "rxe", "absent", "present", 10)
     assert rxe["hw_counters"] == rec.numbered(rec.RXE_6_X) and rxe["counters"] == {}
@@ -209,3 +211,13 @@ def test_port_is_bounded(sysroot, number):
         assert ok and result["ansible_facts"]["rdma_counters"] == {}
     else:
         assert not ok and result["msg"].startswith("port: ") and "1-255" in result["msg"]
+
+
+# --- rdma_netns: which namespace the counters were read in (module_utils/_netns.py) ----------------------------
+
+@pytest.mark.parametrize("place, links, expected", netns_links.PLACES)
+def test_rdma_netns(sysroot, host_paths, place, links, expected):
+    netns_links.make_links(host_paths["PROC_ROOT"], links)
+    rec.lab_counters(sysroot)
+    ok, result = run({})
+    assert ok and result["ansible_facts"]["rdma_netns"] == expected, place

@@ -14,9 +14,11 @@ import subprocess
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce
+from ansible_collections.rdma.fabric.plugins.module_utils import _nldev, _roce
 from ansible_collections.rdma.fabric.plugins.modules import gid_facts
 from ansible_collections.rdma.fabric.tests.unit.support import ib_sysfs_trees as ib_trees
+from ansible_collections.rdma.fabric.tests.unit.support import netns_links
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.process_guard import ProcessStarted, forbid_processes
@@ -79,7 +81,9 @@ def test_lab_tree_without_any_process(rdma_cm, sysroot, warned, check_mode):
     assert ok and result["changed"] is False
     facts = result["ansible_facts"]
     assert set(facts) == {"rdma_devices", "rdma_gids", "rdma_roce_v2_gid_index", "rdma_other_netns_devices",
-                          "rdma_cm_status"}
+                          "rdma_cm_status", "rdma_netns", "rdma_naming"}
+    assert facts["rdma_netns"] == {"inode": None, "initial": None}   # no /proc below the test's root
+    assert (facts["rdma_naming"]["policy"], facts["rdma_naming"]["keeps_name"]) == (None, True)   # no rules either
     assert facts["rdma_cm_status"] == {"readable": True, "reason": None}
     rxe, siw = facts["rdma_devices"]["rxe0"]["ports"]["1"], facts["rdma_devices"]["siw0"]["ports"]["1"]
     assert (rxe["transport"], rxe["gid_types"], rxe["roce_mode"], rxe["roce_tos"]) == ("RoCE", ["RoCE v2"], "v2", 106)
@@ -151,9 +155,12 @@ def test_filters_and_missing_device_warning(sysroot, warned):
 def test_no_rdma_at_all(sysroot):
     ok, result = run({})
     assert ok and result["changed"] is False
-    assert result["ansible_facts"] == {
+    facts = result["ansible_facts"]
+    assert facts["rdma_naming"]["rules"] == [] and facts["rdma_naming"]["keeps_name"] is True
+    del facts["rdma_naming"]
+    assert facts == {
         "rdma_devices": {}, "rdma_gids": [], "rdma_roce_v2_gid_index": {"by_ipv4": {}, "by_netdev": {}},
-        "rdma_other_netns_devices": [],
+        "rdma_other_netns_devices": [], "rdma_netns": {"inode": None, "initial": None},
         "rdma_cm_status": {"readable": False, "reason": f"configfs is not mounted at {sysroot}/kernel/config"}}
 
 
@@ -370,3 +377,38 @@ def test_the_ib_facts_leave_the_other_facts_as_they_were(sysroot, monkeypatch):
         for port in info["ports"].values():
             port.pop("ib", None)
     assert with_ib == without
+
+
+# --- rdma_netns and rdma_naming (module_utils/_netns.py, _naming.py) ------------------------------------------
+
+@pytest.mark.parametrize("place, links, expected", netns_links.PLACES)
+def test_rdma_netns(sysroot, host_paths, place, links, expected):
+    netns_links.make_links(host_paths["PROC_ROOT"], links)
+    trees.lab_tree(sysroot)
+    ok, result = run({"roce_defaults": False})
+    assert ok and result["ansible_facts"]["rdma_netns"] == expected, place
+
+
+@pytest.mark.parametrize("debian, recording, expected", [
+    # rdma-core 44 does not look at the kernel's mark, so the kernel is not asked
+    (12, "6.1 initial namespace", (False, None, None, False)),
+    (13, "6.12 initial namespace", (True, True, "RDMA netlink", True)),
+])
+def test_rdma_naming_with_name_guid(sysroot, host_paths, monkeypatch, debian, recording, expected):
+    """A site NAME_GUID policy: Debian 12 (Linux 6.1, rdma-core 44) renames soft links, Debian 13 keeps their names."""
+    udev = pathlib.Path(host_paths["LIB_UDEV_DIR" if debian == 12 else "USR_UDEV_DIR"])
+    (udev / "rules.d").mkdir(parents=True)
+    (udev / "rules.d/60-rdma-persistent-naming.rules").write_text(
+        'ACTION=="add", SUBSYSTEM=="infiniband", PROGRAM="rdma_rename %k NAME_FALLBACK"\n')
+    (udev / "rdma_rename").write_bytes(b"...Leave user-assigned names, do nothing..." if debian == 13 else b"...")
+    site = pathlib.Path(host_paths["ETC_UDEV_DIR"]) / "rules.d/70-rdma-guid.rules"
+    site.parent.mkdir(parents=True)
+    site.write_text('ACTION=="add", SUBSYSTEM=="infiniband", PROGRAM="rdma_rename %k NAME_GUID"\n')
+    monkeypatch.setattr(_nldev, "open_socket", lambda: nlrec.ReplaySocket(nlrec.RECORDED[recording]))
+    trees.lab_tree(sysroot)
+    ok, result = run({"roce_defaults": False})
+    naming = result["ansible_facts"]["rdma_naming"]
+    assert ok and (naming["policy"], naming["renamed_by"]["file"], naming["renamed_by"]["policy"]) == \
+        ("NAME_FALLBACK", str(site), "NAME_GUID")
+    assert (naming["rename_skips_user_names"], naming["kernel_marks_user_names"], naming["kernel_marks_from"],
+            naming["keeps_name"]) == expected

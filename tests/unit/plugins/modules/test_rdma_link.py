@@ -14,8 +14,9 @@ import stat
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _persist, _kit
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _nldev, _persist
 from ansible_collections.rdma.fabric.plugins.modules import rdma_link
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 
@@ -633,3 +634,96 @@ def test_delete_then_file_failure_reports_both(env, monkeypatch):
                              "(already done: /usr/bin/rdma link delete rxe0)")
     assert result["commands"] == ["/usr/bin/rdma link delete rxe0"]
     assert env.links == [] and rule_file(env).exists()
+
+
+# --- the naming guard: udev's rdma_rename policies (module_utils/_naming.py) ----------------------------------
+
+NAMING_RULES = "60-rdma-persistent-naming.rules"
+STOCK_NAMING_RULE = 'ACTION=="add", SUBSYSTEM=="infiniband", PROGRAM="rdma_rename %k NAME_FALLBACK"\n'
+RDMA_RENAME_44 = b"\x7fELF...%s: Leave kernel names, do nothing\n\0"
+RDMA_RENAME_56 = RDMA_RENAME_44 + b"%s: Leave user-assigned names, do nothing\n\0"
+
+
+def naming_host(env, host_paths, monkeypatch, debian, site_policy, recording=None):
+    """Debian 12 (rdma-core 44 in /lib/udev) or 13 (56 in /usr/lib/udev) with a site policy in /etc/udev/rules.d;
+    RDMA netlink answers as the recording, or not at all."""
+    udev = pathlib.Path(host_paths["LIB_UDEV_DIR" if debian == 12 else "USR_UDEV_DIR"])
+    (udev / "rules.d").mkdir(parents=True)
+    (udev / "rules.d" / NAMING_RULES).write_text(STOCK_NAMING_RULE)
+    (udev / "rdma_rename").write_bytes(RDMA_RENAME_44 if debian == 12 else RDMA_RENAME_56)
+    if site_policy:
+        (env.rules / NAMING_RULES).write_text(
+            f'ACTION=="add", SUBSYSTEM=="infiniband", PROGRAM="rdma_rename %k {site_policy}"\n')
+
+    def opener():
+        if recording is None:
+            raise OSError(93, "Protocol not supported")
+        return nlrec.ReplaySocket(nlrec.RECORDED[recording])
+
+    monkeypatch.setattr(_nldev, "open_socket", opener)
+    return env.rules / NAMING_RULES
+
+
+def test_naming_reported_without_rules(env):
+    ok, result = run(RXE0)
+    assert ok and result["naming"]["policy"] is None and result["naming"]["rules"] == []
+    assert result["naming"]["keeps_name"] is True
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_guard_refuses_a_link_udev_would_rename(env, host_paths, monkeypatch, check_mode):
+    """Debian 12 with NAME_GUID: Linux 6.1 does not mark rxe names and rdma-core 44 would not look."""
+    site = naming_host(env, host_paths, monkeypatch, 12, "NAME_GUID", "6.1 initial namespace")
+    ok, result = run({"name": "rxet", "type": "rxe", "netdev": "eth1"}, check_mode=check_mode)
+    assert not ok and result["changed"] is False
+    assert result["msg"] == (
+        f"name: udev would rename the new rxe link rxet to rocex505400fffe770001 (rdma_rename NAME_GUID in {site} "
+        "line 1) and this rdma_rename predates rdma-core 53, which leaves user-assigned names alone, so later runs "
+        "would not find it; set NAME_KERNEL there or in a file of the same name in /etc/udev/rules.d, or "
+        "allow_rename=true to create it anyway")
+    assert env.writes() == [] and env.links == [] and result["commands"] == []
+    assert not rule_file(env, "rxet").exists() and not env.links_dir.exists() and not unit_file(env).exists()
+
+
+def test_guard_can_be_overridden(env, host_paths, monkeypatch):
+    naming_host(env, host_paths, monkeypatch, 12, "NAME_GUID", "6.1 initial namespace")
+    ok, result = run({"name": "rxet", "type": "rxe", "netdev": "eth1", "allow_rename": True})
+    assert ok and result["changed"] is True
+    assert env.writes() == [[RDMA, "link", "add", "rxet", "type", "rxe", "netdev", "eth1"]]
+    assert (result["naming"]["keeps_name"], result["naming"]["renamed_to"]) == (False, "rocex505400fffe770001")
+
+
+def test_guard_lets_debian13_create(env, host_paths, monkeypatch):
+    """Debian 13 with the same policy: Linux 6.12 marks rxe names as the user's and rdma-core 56 leaves them alone."""
+    naming_host(env, host_paths, monkeypatch, 13, "NAME_GUID", "6.12 initial namespace")
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True and env.links[0]["ifname"] == "rxe0"
+    naming = result["naming"]
+    assert (naming["policy"], naming["rename_skips_user_names"], naming["kernel_marks_user_names"],
+            naming["kernel_marks_from"], naming["keeps_name"]) == ("NAME_GUID", True, True, "RDMA netlink", True)
+
+
+def test_guard_with_stock_rules_creates(env, host_paths, monkeypatch):
+    naming_host(env, host_paths, monkeypatch, 12, None)
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is True
+    assert (result["naming"]["policy"], result["naming"]["renamed_by"], result["naming"]["keeps_name"]) == \
+        ("NAME_FALLBACK", None, True)
+
+
+def test_guard_leaves_an_existing_link_alone(env, host_paths, monkeypatch):
+    run(RXE0)
+    naming_host(env, host_paths, monkeypatch, 12, "NAME_GUID", "6.1 initial namespace")
+    env.calls.clear()
+    ok, result = run(RXE0)
+    assert ok and result["changed"] is False and env.writes() == []
+    assert result["naming"]["keeps_name"] is False
+
+
+def test_guard_before_a_replacement_deletes_nothing(env, host_paths, monkeypatch):
+    run(RXE0)
+    naming_host(env, host_paths, monkeypatch, 12, "NAME_FIXED fab0", "6.1 initial namespace")
+    env.calls.clear()
+    ok, result = run(dict(RXE0, netdev="dummy0"))
+    assert not ok and env.writes() == [] and [entry["netdev"] for entry in env.links] == ["eth1"]
+    assert result["msg"].startswith("name: udev would rename the new rxe link rxe0 to fab0 (rdma_rename NAME_FIXED in ")

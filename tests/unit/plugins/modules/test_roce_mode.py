@@ -10,8 +10,9 @@ import pathlib
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _roce, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _kit, _persist, _roce, _sysfs
 from ansible_collections.rdma.fabric.plugins.modules import roce_mode
+from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
 from ansible_collections.rdma.fabric.tests.unit.support.rdma_cm_emulator import install_rdma_cm
 
@@ -572,3 +573,66 @@ def test_a_missing_tool_names_how_to_install_it(lab, harness, tool, hint, when):
     else:
         assert result["msg"] == f"{tool}: command not found; {hint}"
         assert result["changed"] is False and lab.commands == [] and lab.writes == []
+
+
+# --- a device udev renamed (module_utils/_naming.py) -------------------------------------------------------------
+
+GUID_NAME = "rocex505400fffe770001"   # what NAME_GUID makes of an rxe on eth1 (52:54:00:77:00:01)
+
+
+def _rdma_link_config(name="rxet", netdev="eth1"):
+    path = pathlib.Path(_persist.config_path(name))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_persist.render_config(name, "rxe", netdev))
+    return path
+
+
+def _guid_rule(host_paths):
+    rule = pathlib.Path(host_paths["ETC_UDEV_DIR"]) / "rules.d" / "60-rdma-persistent-naming.rules"
+    rule.parent.mkdir(parents=True, exist_ok=True)
+    rule.write_text('ACTION=="add", SUBSYSTEM=="infiniband", PROGRAM="rdma_rename %k NAME_GUID"\n')
+    return rule
+
+
+def test_renamed_device_is_named_with_its_new_name(lab, host_paths):
+    """rdma_link made rxet on eth1 (its config says so); udev's NAME_GUID renamed it; the old group is left."""
+    trees.add_rxe(lab.root, name=GUID_NAME, netdev="eth1", slots=2)
+    config = _rdma_link_config()
+    rule = _guid_rule(host_paths)
+    (lab.root / "kernel" / "config" / "rdma_cm" / "rxet").mkdir()
+    result = run({"device": "rxet", "tos": 106})
+    assert result["failed"] is True and result["changed"] is False
+    assert result["msg"] == (
+        f"device: no RDMA device 'rxet': udev renamed it to {GUID_NAME} (rdma_rename NAME_GUID in {rule} line 1), "
+        f"which sits on eth1, the netdev rdma_link recorded for rxet in {config}; its RDMA-CM configfs group "
+        f"{lab.root}/kernel/config/rdma_cm/rxet is left under the old name, rmdir it; use device={GUID_NAME} "
+        "(rdma_link's naming guard refuses to create links udev would rename)")
+    assert lab.commands == [] and lab.mkdirs == [] and lab.writes == []
+
+
+def test_renamed_device_found_by_its_guid(lab):
+    """A device without rxe's parent attribute or a GID netdev (as a NAME_FIXED rename leaves none the wiser) is
+    still known by the node GUID eth1's MAC gives; no naming rule is there to name."""
+    trees.add_rxe(lab.root, name="fab0", netdev="eth1", slots=1)
+    (lab.root / "class" / "infiniband" / "fab0" / "parent").unlink()
+    (lab.root / "class" / "infiniband" / "fab0" / "ports" / "1" / "gid_attrs" / "ndevs" / "0").unlink()
+    config = _rdma_link_config()
+    result = run({"device": "rxet", "tos": 106})
+    assert result["msg"] == (
+        "device: no RDMA device 'rxet': udev renamed it to fab0, whose node GUID 505400fffe770001 comes from the MAC "
+        f"of eth1, the netdev rdma_link recorded for rxet in {config}; use device=fab0 (rdma_link's naming guard "
+        "refuses to create links udev would rename)")
+
+
+def test_missing_device_without_a_record_names_guid_names(lab):
+    trees.add_rxe(lab.root, name=GUID_NAME, netdev="eth1", slots=1)
+    result = run({"device": "rxet", "tos": 106})
+    assert result["msg"] == (f"device: no RDMA device 'rxet' in {lab.root}/class/infiniband (found: mlx5_0, {GUID_NAME}, "
+                             f"rxe0, siw0; {GUID_NAME}: names udev's rdma_rename NAME_GUID gives)")
+
+
+def test_missing_device_whose_netdev_carries_nothing(lab):
+    trees.add_netdev(lab.root, "eth2", "52:54:00:77:00:02", 4)
+    _rdma_link_config(netdev="eth2")
+    result = run({"device": "rxet", "tos": 106})
+    assert result["msg"] == f"device: no RDMA device 'rxet' in {lab.root}/class/infiniband (found: mlx5_0, rxe0, siw0)"
