@@ -90,7 +90,8 @@ BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
 HOSTS_PER_VM = int(os.environ.get("LAB_HOSTS_PER_VM") or _SAVED.get("hosts_per_vm", 0))
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
 PCIE = (os.environ.get("LAB_PCIE") or str(_SAVED.get("pcie", 0))) == "1"
-DATA_NICS = int(os.environ.get("LAB_DATA_NICS") or _SAVED.get("data_nics", 1))
+_DATA_NICS = str(os.environ.get("LAB_DATA_NICS") or _SAVED.get("data_nics", 1))
+DATA_NICS = int(_DATA_NICS) if _DATA_NICS in ("1", "2") else 0  # 0: not supported, check_settings() says so
 SUITES = ("bookworm", "trixie", "trixie-backports")
 SUITE = os.environ.get("LAB_SUITE") or "bookworm"
 CONTAINER_IMAGE = f"rdma-fabric-lab:{SUITE}"
@@ -227,7 +228,7 @@ def second_nic_argv(index: int) -> list:
 def check_settings() -> None:
     """One line naming the setting that cannot be combined, before anything starts."""
     if DATA_NICS not in (1, 2):
-        raise LabError(f"LAB_DATA_NICS: '{DATA_NICS}' is not supported; allowed: 1, 2")
+        raise LabError(f"LAB_DATA_NICS: '{_DATA_NICS}' is not supported; allowed: 1, 2")
     if DATA_NICS == 2 and NVMS != 2:
         raise LabError(f"LAB_DATA_NICS=2 needs LAB_VMS=2 (a second socket pair between vm1 and vm2), not {NVMS}")
     if DATA_NICS == 2 and PCIE:

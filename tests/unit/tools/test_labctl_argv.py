@@ -93,6 +93,7 @@ def test_second_data_nic_is_a_socket_pair_of_its_own_between_the_two_vms(tmp_pat
     ({"LAB_VMS": "3", "LAB_DATA_NICS": "2"}, "needs LAB_VMS=2"),
     ({"LAB_VMS": "1", "LAB_DATA_NICS": "2"}, "needs LAB_VMS=2"),
     ({"LAB_VMS": "2", "LAB_DATA_NICS": "3"}, "LAB_DATA_NICS: '3' is not supported"),
+    ({"LAB_VMS": "2", "LAB_DATA_NICS": "two"}, "LAB_DATA_NICS: 'two' is not supported"),
     ({"LAB_VMS": "2", "LAB_DATA_NICS": "2", "LAB_PCIE": "1"}, "cannot be combined with LAB_PCIE=1"),
 ])
 def test_settings_that_do_not_fit_fail_in_one_line(tmp_path, env, words):
