@@ -38,6 +38,10 @@ Environment:
                    RDMA checks find real ACS/ATS registers and IOMMU groups; the management NIC
                    stays on the root bus, eth0 and eth1 keep their names (default 0: no IOMMU, both
                    NICs on the root bus)
+    LAB_DATA_NICS  2: each VM also gets a second data NIC, eth2 (MAC 52:54:00:78:00:0N), joined to the
+                   other VM's eth2 by a second UDP socket pair on 127.0.0.1 (ports base+1200+N);
+                   lab-net leaves it without an address (the bond test, tests/lab/bond.yml, puts
+                   eth1 and eth2 in bond0). Two VMs only, and not with LAB_PCIE (default 1)
 
 Standard output carries only what callers consume: the image directory (image),
 the inventory path (up), the status lines (status), the remote command's output
@@ -86,6 +90,8 @@ BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "600"))
 HOSTS_PER_VM = int(os.environ.get("LAB_HOSTS_PER_VM") or _SAVED.get("hosts_per_vm", 0))
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
 PCIE = (os.environ.get("LAB_PCIE") or str(_SAVED.get("pcie", 0))) == "1"
+_DATA_NICS = str(os.environ.get("LAB_DATA_NICS") or _SAVED.get("data_nics", 1))
+DATA_NICS = int(_DATA_NICS) if _DATA_NICS in ("1", "2") else 0  # 0: not supported, check_settings() says so
 SUITES = ("bookworm", "trixie", "trixie-backports")
 SUITE = os.environ.get("LAB_SUITE") or "bookworm"
 CONTAINER_IMAGE = f"rdma-fabric-lab:{SUITE}"
@@ -205,6 +211,30 @@ def hub_port() -> int:
     return PORT_BASE + 1000
 
 
+def udp_port2(index: int) -> int:
+    """vmN's end of the second data link (LAB_DATA_NICS=2): clear of udp_port, hub_port and a lone VM's peer (+1500)."""
+    return PORT_BASE + 1200 + index
+
+
+def second_nic_argv(index: int) -> list:
+    """LAB_DATA_NICS=2: eth2, on a socket pair of its own to the other VM (else nothing)."""
+    if DATA_NICS < 2:
+        return []
+    peer = udp_port2(2 if index == 1 else 1)
+    return ["-netdev", f"socket,id=data2,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{udp_port2(index)}",
+            "-device", f"virtio-net-pci,netdev=data2,mac=52:54:00:78:00:{index:02x}"]
+
+
+def check_settings() -> None:
+    """One line naming the setting that cannot be combined, before anything starts."""
+    if DATA_NICS not in (1, 2):
+        raise LabError(f"LAB_DATA_NICS: '{_DATA_NICS}' is not supported; allowed: 1, 2")
+    if DATA_NICS == 2 and NVMS != 2:
+        raise LabError(f"LAB_DATA_NICS=2 needs LAB_VMS=2 (a second socket pair between vm1 and vm2), not {NVMS}")
+    if DATA_NICS == 2 and PCIE:
+        raise LabError("LAB_DATA_NICS=2 cannot be combined with LAB_PCIE=1 (eth2 on the root bus would be named before eth1)")
+
+
 def data_ip(index: int) -> str:
     return f"{DATA_NET}.{index}"
 
@@ -284,6 +314,7 @@ def qemu_argv(index: int, img: str) -> list:
         "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:{index:02x}",
         "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{udp_port(index)}",
         *data_nic,
+        *second_nic_argv(index),
         "-device", "virtio-rng-pci",
         *(["-drive", f"file={img}/container.tar,if=virtio,format=raw,readonly=on",
            "-drive", f"file={docker_disk(index, img)},if=virtio,format={'qcow2' if docker_cached(img) else 'raw'},"
@@ -627,6 +658,7 @@ def start_hub() -> None:
 
 
 def cmd_up() -> None:
+    check_settings()
     img = ensure_image()
     os.makedirs(LAB_DIR, exist_ok=True)
     running = [i for i in range(1, 65) if pid_alive(os.path.join(LAB_DIR, f"vm{i}", "qemu.pid"))]
@@ -635,7 +667,7 @@ def cmd_up() -> None:
                        "lab/labctl down first, or use another LAB_DIR")
     with open(os.path.join(LAB_DIR, "lab.json"), "w", encoding="utf-8") as handle:
         json.dump({"vms": NVMS, "port_base": PORT_BASE, "docker": int(DOCKER), "hosts_per_vm": HOSTS_PER_VM,
-                   "pcie": int(PCIE)}, handle)
+                   "pcie": int(PCIE), "data_nics": DATA_NICS}, handle)
     for name in ("id_ed25519", "id_ed25519.pub"):
         shutil.copyfile(os.path.join(img, name), os.path.join(LAB_DIR, name))
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)

@@ -322,6 +322,23 @@ def port_facts(driver, transport, netdev) -> dict:
     return facts
 
 
+def first_ndev(port_dir: str):
+    """The netdev of a RoCE port's GIDs: GID 0's, else the first GID in index order that has one (None without).
+
+    GID 0, the default GID, is not always there: after an active-backup bond under rxe failed over (Debian 13,
+    6.12), ndevs/0 answered EINVAL while the bond's IPv6 and IPv4 GIDs (1, 10) still named bond0.
+    """
+    ndevs = os.path.join(port_dir, "gid_attrs", "ndevs")
+    first = _sysfs.read_attr(os.path.join(ndevs, "0"))
+    if first:
+        return first
+    for index in sorted((n for n in _sysfs.list_dir(ndevs) if _NUMBER_RE.fullmatch(n) and n != "0"), key=int):
+        name = _sysfs.read_attr(os.path.join(ndevs, index))
+        if name:
+            return name
+    return None
+
+
 def collect(devices=None) -> dict:
     """{'rdma_netdevs': {device: {driver, transport, pci, ports: {port: port_facts}}}, 'missing': [...]}."""
     root, wanted, missing = _sysfs.rdma_devices(devices)
@@ -341,7 +358,7 @@ def collect(devices=None) -> dict:
             port_dir = os.path.join(ports_dir, port_name)
             link_layer = _sysfs.read_attr(os.path.join(port_dir, "link_layer"))
             transport = _gid.port_transport(node_type, link_layer)
-            ndev = _sysfs.read_attr(os.path.join(port_dir, "gid_attrs", "ndevs", "0"))
+            ndev = first_ndev(port_dir)
             netdev, mac_index = _gid.port_netdev(device_dir, int(port_name), [{"netdev": ndev}] if ndev else [], guid,
                                                  mac_index)
             facts = port_facts(driver, transport, netdev)

@@ -86,6 +86,23 @@ def test_active_backup_of_a_nic_and_a_dummy_with_the_active_slave_down(root):
     assert bond["lag"] is None      # not mlx5
 
 
+def test_the_bond_is_found_when_gid_0_is_gone_after_a_failover(root):
+    # measured on the lab (Debian 13, tests/lab/bond.yml): after bond0 failed over from eth1 to eth2, rxe0's
+    # ndevs/0 answered EINVAL, ndevs/1 (IPv6) and ndevs/10 (IPv4) still named bond0; ndevs/2 is an empty entry
+    bt.netdev(root, "eth1", carrier=None, speed=None, operstate="down", pci_rel=VIRTIO, master="bond0")
+    bt.netdev(root, "eth2", speed=None, pci_rel="pci0000:00/0000:00:04.0/virtio2", master="bond0")
+    bt.bond(root, "bond0", "active-backup 1", ["eth1", "eth2"], active_slave="eth2")
+    bt.rxe(root, "rxe0", "bond0")
+    ndevs = "sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs"
+    os.unlink(os.path.join(root, ndevs, "0"))
+    for index, text in (("0", bt.UNREADABLE), ("2", bt.UNREADABLE), ("10", "bond0\n"), ("1", "bond0\n")):
+        bt.write(root, f"{ndevs}/{index}", text)
+    port = run()["ansible_facts"]["rdma_netdevs"]["rxe0"]["ports"]["1"]
+    assert port["netdev"] == "bond0" and port["mtu"] == 1500
+    assert port["bond"]["active_slave"] == "eth2"
+    assert [(s["name"], s["carrier"]) for s in port["bond"]["slaves"]] == [("eth1", None), ("eth2", True)]
+
+
 def test_a_plain_nic(root):
     bt.netdev(root, "eth1", mtu=4200, speed="10000", pci_rel=VIRTIO)
     bt.rxe(root, "rxe0", "eth1")

@@ -1,0 +1,104 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""lab/labctl's QEMU command lines: the second data NIC (LAB_DATA_NICS=2) and nothing new without it.
+
+labctl reads its settings from the environment when it is imported, so each case imports it in a
+child Python with the environment of that case and prints qemu_argv as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+LABCTL = os.path.join(TOP, "lab", "labctl.py")
+PROBE = (
+    "import importlib.util, json, sys\n"
+    "spec = importlib.util.spec_from_file_location('labctl', sys.argv[1])\n"
+    "lab = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(lab)\n"
+    "if sys.argv[2] == 'check':\n"
+    "    try:\n"
+    "        lab.check_settings()\n"
+    "    except lab.LabError as err:\n"
+    "        print(json.dumps(str(err)))\n"
+    "    else:\n"
+    "        print(json.dumps(None))\n"
+    "else:\n"
+    "    print(json.dumps([lab.qemu_argv(i, '/img') for i in range(1, lab.NVMS + 1)]))\n"
+)
+
+
+def labctl(tmp_path, what="argv", **env):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("LAB_")}
+    clean.update({"LAB_DIR": str(tmp_path / "lab"), "LAB_PORT_BASE": "4000", "PATH": "/nonexistent"}, **env)
+    proc = subprocess.run([sys.executable, "-c", PROBE, LABCTL, what], capture_output=True, text=True,
+                          check=True, env=clean)
+    return json.loads(proc.stdout)
+
+
+def before(tmp_path, index):
+    """vmN's argv as labctl wrote it before LAB_DATA_NICS existed (two VMs, port base 4000)."""
+    run = f"{tmp_path}/lab/vm{index}"
+    peer = 5000 + (2 if index == 1 else 1)
+    return [
+        "qemu-system-x86_64", "-name", f"rdma-fabric-lab-vm{index}",
+        "-nodefaults", "-display", "none", "-machine", "q35",
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "512",
+        "-kernel", "/img/vmlinuz", "-initrd", "/img/initrd.img",
+        "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
+                   f"systemd.hostname=vm{index} lab.data_netdev=eth1 lab.data_ip=169.254.77.{index}/24",
+        "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
+        "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{3999 + index}-:22",
+        "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:0{index}",
+        "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{5000 + index}",
+        "-device", f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:0{index}",
+        "-device", "virtio-rng-pci",
+        "-serial", f"file:{run}/console.log", "-monitor", "none",
+        "-pidfile", f"{run}/qemu.pid", "-daemonize",
+    ]
+
+
+@pytest.mark.parametrize("setting", [{}, {"LAB_DATA_NICS": "1"}], ids=["unset", "one"])
+def test_one_data_nic_leaves_the_argv_as_it_was(tmp_path, setting):
+    assert labctl(tmp_path, LAB_VMS="2", **setting) == [before(tmp_path, 1), before(tmp_path, 2)]
+
+
+def test_second_data_nic_is_a_socket_pair_of_its_own_between_the_two_vms(tmp_path):
+    argvs = labctl(tmp_path, LAB_VMS="2", LAB_DATA_NICS="2")
+    ports = {}
+    for index, argv in enumerate(argvs, start=1):
+        old = before(tmp_path, index)
+        at = old.index("virtio-rng-pci") - 1  # eth2 comes right after eth1, so that it is probed (named) after it
+        assert argv[:at] + argv[at + 4:] == old
+        netdev, device = argv[at + 1], argv[at + 3]
+        assert argv[at] == "-netdev" and argv[at + 2] == "-device"
+        assert device == f"virtio-net-pci,netdev=data2,mac=52:54:00:78:00:0{index}"
+        assert netdev.startswith("socket,id=data2,udp=127.0.0.1:")
+        peer, local = netdev.split("udp=127.0.0.1:")[1].split(",localaddr=127.0.0.1:")
+        ports[index] = (int(local), int(peer))
+    assert ports[1] == (ports[2][1], ports[2][0])  # each end sends to the other's socket
+    taken = {3999 + i for i in (1, 2)} | {5000, 5001, 5002} | {5501, 5502}  # ssh, hub, eth1's pair, a lone VM's peer
+    assert not taken & {ports[1][0], ports[2][0]}
+
+
+@pytest.mark.parametrize("env, words", [
+    ({"LAB_VMS": "2", "LAB_DATA_NICS": "2"}, None),
+    ({"LAB_VMS": "3", "LAB_DATA_NICS": "2"}, "needs LAB_VMS=2"),
+    ({"LAB_VMS": "1", "LAB_DATA_NICS": "2"}, "needs LAB_VMS=2"),
+    ({"LAB_VMS": "2", "LAB_DATA_NICS": "3"}, "LAB_DATA_NICS: '3' is not supported"),
+    ({"LAB_VMS": "2", "LAB_DATA_NICS": "two"}, "LAB_DATA_NICS: 'two' is not supported"),
+    ({"LAB_VMS": "2", "LAB_DATA_NICS": "2", "LAB_PCIE": "1"}, "cannot be combined with LAB_PCIE=1"),
+])
+def test_settings_that_do_not_fit_fail_in_one_line(tmp_path, env, words):
+    message = labctl(tmp_path, "check", **env)
+    if words is None:
+        assert message is None
+    else:
+        assert words in message and "\n" not in message
