@@ -60,16 +60,21 @@ options:
     version_added: 0.1.0
   netns:
     description:
-      - The named network namespace (C(ip netns add NAME), the file C(/run/netns/NAME)) the device must live in. The
-        module creates or replaces the link as usual in the namespace it runs in, then moves the device with
-        C(rdma dev set <name> netns <netns>).
+      - The named network namespace (C(ip netns add NAME), the file C(/run/netns/NAME)) the device must live in, for
+        example a container's. Run the module in the initial namespace (the container host); O(netdev) is then the
+        namespace's netdev.
+      - A link that no namespace lists yet is added from inside the named namespace (C(ip netns exec NAME rdma link
+        add ...)), where its netdev is; in exclusive mode the kernel makes the device in the initial namespace (measured
+        on Linux 7.3), and the module then moves it with C(rdma dev set <name> netns <netns>). A device of that name
+        that the module's own namespace lists is moved as it is (its netdev lives in the other namespace, so it is not
+        compared).
+      - Whether the device already lives there is read over RDMA netlink from a socket made inside that namespace (no
+        process); a device that only the named namespace lists is taken as it is, and nothing changes. Run in that
+        namespace itself, the module moves nothing.
       - Needs the RDMA subsystem's V(exclusive) netns mode (M(rdma.fabric.rdma_system)); in V(shared) mode every
         namespace lists every device and none can move, and the module fails with one line naming the mode.
-      - Whether the device already lives there is read over RDMA netlink from a socket made inside that namespace (no
-        process). A device of that name that only the named namespace lists is taken as it is (its type and netdev
-        cannot be seen from outside) and nothing changes. Run in that namespace itself, the module moves nothing.
-      - Only with O(state=present) and O(persistent=false). The move does not survive a reboot, and a device leaves the
-        namespace when the namespace is deleted.
+      - Only with O(state=present) and O(persistent=false), since the move does not survive a reboot. Deleting the namespace
+        deletes its netdev, and rxe deletes the device with it.
     type: str
     version_added: 0.2.0
 extends_documentation_fragment:
