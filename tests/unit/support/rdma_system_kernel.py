@@ -4,10 +4,11 @@
 """A kernel's RDMA system settings behind a NETLINK_RDMA socket, for rdma_system's unit tests (not a test module).
 
 FakeKernel keeps netns (True: shared), privileged-qkey (None: a kernel without it) and copy-on-fork, answers
-RDMA_NLDEV_CMD_SYS_GET with the attributes it has, a RDMA_NLDEV_CMD_GET dump with the names in `devices`, and RDMA_NLDEV_CMD_SYS_SET as drivers/infiniband/core/nldev.c
-does: EBUSY for a netns switch while `namespaces` is not zero, EPERM when `privileged` is false, EOPNOTSUPP for
-an attribute the kernel does not have. The real kernels' replies are recorded in rdma_netlink_recorded.json and
-replayed by test_nldev.py; the lab runs the module on them.
+RDMA_NLDEV_CMD_SYS_GET with the attributes it has, a RDMA_NLDEV_CMD_GET dump with the names in `devices` (rdma_link's
+netns tests), and RDMA_NLDEV_CMD_SYS_SET as drivers/infiniband/core/nldev.c does: EBUSY for a netns switch while
+`namespaces` is not zero, EPERM when `privileged` is false, EOPNOTSUPP for an attribute the kernel does not have.
+The real kernels' replies are recorded in rdma_netlink_recorded.json and replayed by test_nldev.py; the lab runs the
+module on them.
 """
 
 from __future__ import annotations
