@@ -44,8 +44,9 @@ def fabric_summary(results, counters, rounds, fraction=0.5):
         raise AnsibleFilterError(f"fabric_summary: {err}") from err
 
 
-def fabric_result(registered, test, pair, why=""):
-    """Turn a registered client command result into a report row; why: the test could not run, and this says why."""
+def fabric_result(registered, test, pair, why="", ends=None):
+    """Turn a registered client command result into a report row; why: the test could not run, and this says why;
+    ends: the pair's endpoints, for the known kernel limits (known_limit, '' when none explains a failure)."""
     if not isinstance(registered, dict):
         raise AnsibleFilterError("fabric_result: expects a registered command result")
     rc = None if registered.get("skipped") else registered.get("rc")
@@ -55,7 +56,8 @@ def fabric_result(registered, test, pair, why=""):
         raise AnsibleFilterError(f"fabric_result: {err}") from err
     if why:
         row.update(ok=False, latency_us=None, bandwidth_mb_s=None, detail=str(why))
-    return row
+        return dict(row, known_limit="")
+    return _fabric_check.mark_known_limit(row, ends)
 
 
 def fabric_counter_check(ends, pair, options=None):

@@ -22,14 +22,22 @@ Format (include/uapi/rdma/rdma_netlink.h; the same numbers in every kernel since
   namespace other than the initial one exists answers EBUSY.
 Replies recorded from the lab's kernels (6.1, 6.12, 7.3) are in tests/unit/plugins/module_utils/test_nldev.py.
 
-Everything here is pure except what follows "the socket" below: exchange(), read_system(), set_system() and Reader.
+Everything here is pure except what follows "the socket" below: exchange(), read_system(), set_system(),
+device_names(), the namespace functions and Reader.
+
+A netlink socket belongs to the network namespace of the thread that made it, for its whole life. In exclusive
+netns mode the kernel lists a device only to sockets of the device's namespace, so in_namespace() makes the socket
+in a short-lived thread that joins the named namespace (setns(2) changes the calling thread only) and hands it
+back: the caller's own threads never leave their namespace, and no process is started.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import struct
+import threading
 
 NETLINK_RDMA = 20
 RDMA_NL_NLDEV = 5
@@ -239,6 +247,68 @@ def set_system(name: str, enabled: bool, opener=None) -> None:
         exchange(sock, CMD_SYS_SET, 1, u8_attr(SYSTEM_ATTRS[name], int(bool(enabled))))
     finally:
         sock.close()
+
+
+def device_names(opener=None) -> list:
+    """The names of the RDMA devices the socket's namespace lists (a CMD_GET dump); OSError without RDMA netlink."""
+    sock = (opener or open_socket)()
+    try:
+        sock.settimeout(5)
+        return sorted(device_indexes(exchange(sock, CMD_GET, 1, dump=True)))
+    finally:
+        sock.close()
+
+
+CLONE_NEWNET = 0x40000000
+
+
+def _setns(fd: int) -> None:
+    """setns(fd, CLONE_NEWNET) for the calling thread: os.setns on Python 3.12+, libc's through ctypes before."""
+    if hasattr(os, "setns"):
+        os.setns(fd, CLONE_NEWNET)  # pylint: disable=no-member
+        return
+    import ctypes  # pylint: disable=import-outside-toplevel
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def same_namespace(path: str, own: str = "/proc/thread-self/ns/net") -> bool:
+    """Whether the network namespace file at path (/run/netns/NAME) is the caller's own; OSError when unreadable."""
+    theirs, mine = os.stat(path), os.stat(own)
+    return (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def in_namespace(path: str):
+    """An opener (as open_socket) whose socket belongs to the network namespace at path (/run/netns/NAME).
+
+    The socket is made in a thread that joins the namespace and ends; an OSError of that thread (no such file, no
+    permission, a kernel without setns) is raised in the caller.
+    """
+    def opener():
+        outcome = {}
+
+        def make():
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                try:
+                    _setns(fd)
+                finally:
+                    os.close(fd)
+                outcome["socket"] = open_socket()
+            except OSError as err:
+                outcome["error"] = err
+
+        thread = threading.Thread(target=make, name="rdma-fabric-netns")
+        thread.start()
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["socket"]
+
+    return opener
 
 
 class Reader:

@@ -30,6 +30,7 @@ DRIVER_MODULES = {"rxe": "rdma_rxe", "siw": "siw"}
 NODE_TYPES = {"rxe": "1: CA", "siw": "4: RNIC"}
 SIW_NODE_DESC = "Software iWARP stack"
 MODULES_ROOT = "/lib/modules"
+NETNS_DIR = "/run/netns"  # ip netns add NAME binds the namespace to NETNS_DIR/NAME
 
 
 # --- options of rdma.fabric.rdma_link ----------------------------------------------
@@ -41,6 +42,7 @@ ARGUMENT_SPEC = dict(
     state=dict(type="str", default="present", choices=["present", "absent"]),
     persistent=dict(type="bool", default=True),
     allow_rename=dict(type="bool", default=False),
+    netns=dict(type="str"),
 )
 ARGUMENT_RULES = dict(required_if=[("state", "present", ("type", "netdev"))])
 
@@ -55,6 +57,14 @@ def validate_params(params: dict) -> None:
                 raise ValueError(f"{option}: required when state is present, got null")
     if params["netdev"] is not None:
         _validate.netdev_name(params["netdev"], "netdev")
+    if params.get("netns") is not None:
+        _validate.netns_name(params["netns"], "netns")
+        if params.get("state", "present") != "present":
+            raise ValueError("netns: only with state=present (delete a moved link inside its namespace, or delete the "
+                             "namespace: its netdev goes and the link with it)")
+        if params.get("persistent", True):
+            raise ValueError("netns: needs persistent=false (the udev rule would bring the link back in the initial "
+                             "namespace at boot, not in the named one)")
 
 
 # --- argv --------------------------------------------------------------------
@@ -71,12 +81,20 @@ def link_delete_argv(rdma: str, name: str) -> list:
     return [rdma, "link", "delete", name]
 
 
-def action_argv(rdma: str, action: tuple) -> list:
-    """argv for a plan() action."""
+def dev_set_netns_argv(rdma: str, name: str, netns: str) -> list:
+    return [rdma, "dev", "set", name, "netns", netns]
+
+
+def action_argv(rdma: str, action: tuple, ip: str = "ip") -> list:
+    """argv for a plan() or plan_netns() action; ip: iproute2's ip, for an add inside a named namespace."""
     if action[0] == "add":
         return link_add_argv(rdma, *action[1:])
+    if action[0] == "add_in":
+        return [ip, "netns", "exec", action[4]] + link_add_argv(rdma, *action[1:4])
     if action[0] == "delete":
         return link_delete_argv(rdma, action[1])
+    if action[0] == "move":
+        return dev_set_netns_argv(rdma, *action[1:])
     raise ValueError(f"unknown action {action[0]!r}")
 
 
@@ -179,6 +197,27 @@ def plan(current, desired) -> list:
     return actions
 
 
+def plan_netns(here: bool, there: bool, same: bool, actions: list, name: str, link_type: str, netdev: str, netns: str) -> tuple:
+    """The actions that put link `name` into network namespace `netns` (exclusive netns mode), and where it is before.
+
+    here: the module's own namespace lists the device; there: `netns` lists it (and this one does not); same: the
+    module runs in `netns` itself; actions: plan()'s for the link as this namespace shows it (used only when same).
+    In exclusive mode the kernel lists a device in one namespace only, and `rdma link add` run inside a namespace makes
+    the device in the initial one (measured on 7.3), while it looks the netdev up in the namespace it runs in. So a
+    link for `netns` is added from inside it (('add_in', name, type, netdev, netns): `ip netns exec`) and then moved
+    there (('move', name, netns): `rdma dev set NAME netns NETNS`, from the module's namespace, where it appeared).
+    A device this namespace lists is moved as it is: its netdev lives in another namespace and cannot be compared.
+    Returns (actions, namespace before): `netns` when the link is there already, None otherwise.
+    """
+    if same:
+        return list(actions), netns if here else None
+    if here:
+        return [("move", name, netns)], None
+    if there:
+        return [], netns
+    return [("add_in", name, link_type, netdev, netns), ("move", name, netns)], None
+
+
 def conflicting(links: list, types: dict, name: str, link_type: str, netdev: str):
     """Another link of the same type already on netdev (the kernel refuses a second one with EEXIST)."""
     for link in links:
@@ -207,6 +246,17 @@ def explain_error(action: tuple, rc: int, stdout: str, stderr: str, owner=None) 
     """
     text = " ".join(((stderr or "") + " " + (stdout or "")).split())
     lower = text.lower()
+    if action[0] == "move":
+        _verb, name, netns = action
+        where = f"rdma dev set {name} netns {netns}"
+        if "operation not supported" in lower:
+            return (f"netns: the kernel refused to move {name} (EOPNOTSUPP from {where}): the RDMA subsystem is in "
+                    "shared netns mode, or the driver cannot change namespace")
+        if "no such file" in lower or "cannot open" in lower:
+            return f"netns: no network namespace {netns} (/run/netns/{netns}; {where}: {text})"
+        return f"{where} failed (rc={rc}): {text or 'no message'}"
+    if action[0] == "add_in":
+        action = ("add",) + tuple(action[1:4])
     if action[0] == "add":
         _verb, name, link_type, netdev = action
         where = f"rdma link add {name} type {link_type} netdev {netdev}"

@@ -83,21 +83,38 @@ def rdma_device_name(value, option: str = "name") -> str:
     kernel stores control characters in a name, but no message could show them on one line.
     """
     allowed = "1-63 bytes, not '.' or '..', no '/', '%', white space, control or other unprintable characters, or leading '-'"
+    return _plain_name(value, option, IB_DEVICE_NAME_MAX - 1, "/%", "RDMA device name", allowed)
+
+
+def _plain_name(value, option: str, most: int, forbidden: str, what: str, allowed: str) -> str:
+    """value when it is a str of 1 to `most` bytes (UTF-8), not '.' or '..', without a character of forbidden, white
+    space or an unprintable character, and not starting with '-'; else a ValueError naming option, what and allowed."""
     if not isinstance(value, str):
         raise ValueError(f"{option}: {_shown(value)} is not a string; allowed: {allowed}")
     size = len(value.encode("utf-8", "surrogateescape"))
     if (
-        size == 0
-        or size >= IB_DEVICE_NAME_MAX
+        not 0 < size <= most
         or value in (".", "..")
-        or "/" in value
-        or "%" in value
+        or any(char in value for char in forbidden)
         or _WHITESPACE.search(value)
         or not _printable(value)
         or value.startswith("-")
     ):
-        raise ValueError(f"{option}: invalid RDMA device name {_shown(value)}; allowed: {allowed}")
+        raise ValueError(f"{option}: invalid {what} {_shown(value)}; allowed: {allowed}")
     return value
+
+
+NAME_MAX = 255  # a file name's limit: a named network namespace is the file /run/netns/NAME
+
+
+def netns_name(value, option: str = "netns") -> str:
+    """Validate the name of a named network namespace (ip netns add NAME: the file /run/netns/NAME).
+
+    1-255 bytes (a file name), not '.' or '..', no '/', white space, control or other unprintable characters, or
+    leading '-' (never read as a command option).
+    """
+    allowed = "1-255 bytes, not '.' or '..', no '/', white space, control or other unprintable characters, or leading '-'"
+    return _plain_name(value, option, NAME_MAX, "/", "network namespace name", allowed)
 
 
 def integer(value, option: str) -> int:

@@ -68,6 +68,24 @@ options:
         group, so V(true) is for hosts where something else follows the new name.
     type: bool
     default: false
+  netns:
+    description:
+      - The named network namespace (C(ip netns add NAME), the file C(/run/netns/NAME)) the device must live in, for
+        example a container's. Run the module in the initial namespace (the container host); O(netdev) is then the
+        namespace's netdev.
+      - A link that no namespace lists yet is added from inside the named namespace (C(ip netns exec NAME rdma link
+        add ...)), where its netdev is; in exclusive mode the kernel makes the device in the initial namespace (measured
+        on Linux 7.3), and the module then moves it with C(rdma dev set <name> netns <netns>). A device of that name
+        that the module's own namespace lists is moved as it is (its netdev lives in the other namespace, so it is not
+        compared).
+      - Whether the device already lives there is read over RDMA netlink from a socket made inside that namespace (no
+        process); a device that only the named namespace lists is taken as it is, and nothing changes. Run in that
+        namespace itself, the module moves nothing.
+      - Needs the RDMA subsystem's V(exclusive) netns mode (M(rdma.fabric.rdma_system)); in V(shared) mode every
+        namespace lists every device and none can move, and the module fails with one line naming the mode.
+      - Only with O(state=present) and O(persistent=false), since the move does not survive a reboot. Deleting the namespace
+        deletes its netdev, and rxe deletes the device with it.
+    type: str
     version_added: 0.2.0
 extends_documentation_fragment:
   - rdma.fabric.attributes
@@ -143,6 +161,14 @@ EXAMPLES = r"""
     netdev: eth1
     persistent: false
 
+- name: Soft RoCE for a container's namespace (exclusive netns mode), moved into it
+  rdma.fabric.rdma_link:
+    name: rxe1
+    type: rxe
+    netdev: eth1
+    persistent: false
+    netns: job1
+
 - name: Remove the link, its udev rule and its config
   rdma.fabric.rdma_link:
     name: rxe0
@@ -156,6 +182,8 @@ link:
       empty when the link is absent.
     - In check mode, when a change is pending, only O(name), O(type) and O(netdev) are predicted and the port
       fields are null.
+    - With O(netns) it also has C(netns); when the link lives in another namespace than the module's, only O(name),
+      O(type), O(netdev) and C(netns) are given and the port fields are null.
   returned: always
   type: dict
   contains:
@@ -187,6 +215,12 @@ link:
       description: The ifindex of the netdev.
       type: int
       sample: 3
+    netns:
+      description: The network namespace the link lives in (O(netns)).
+      type: str
+      returned: with O(netns)
+      sample: node01
+      version_added: 0.2.0
   sample:
     name: rxe0
     type: rxe
@@ -312,7 +346,8 @@ before:
   type: dict
   contains:
     link:
-      description: The link's O(name), O(type) and O(netdev), or V({}).
+      description: The link's O(name), O(type) and O(netdev), or V({}); with O(netns) also C(netns), V(null) when
+        the link was in the module's own namespace.
       type: dict
     persistence:
       description: The rule, the config and the unit, each as C(path) and C(content).
@@ -346,10 +381,12 @@ after:
 import os
 import platform
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _args, _naming, _persist, _rdma_tool, _kit, _sysfs
+from ansible_collections.rdma.fabric.plugins.module_utils import _args, _naming, _nldev, _persist, _rdma_tool, _kit, _sysfs
 
 RDMA_HINT = "install iproute2 with 'rdma link' support (5.x or later)"
 PORT_FIELDS = ("port", "state", "physical_state", "netdev_index")
+OPENER = None  # the netlink socket's maker in the module's own namespace (tests replace it)
+NAMESPACE_OPENER = _nldev.in_namespace  # path -> the maker of a socket in that namespace (tests replace it)
 
 
 def read_links(kit, rdma: str) -> list:
@@ -388,6 +425,10 @@ def check_add(links: list, types: dict, name: str, link_type: str, netdev: str) 
     owner = _rdma_tool.conflicting(links, types, name, link_type, netdev)
     if owner:
         raise _kit.Failure(f"netdev: {netdev} already carries {link_type} device {owner}; delete it or use name={owner}")
+    check_driver(link_type)
+
+
+def check_driver(link_type: str) -> None:
     if _rdma_tool.driver_available(link_type, platform.release()) is False:
         raise _kit.Failure(f"type: the running kernel ({platform.release()}) has no {link_type} driver "
                            f"(module {_rdma_tool.DRIVER_MODULES[link_type]} is neither loaded, built in nor installed)")
@@ -412,7 +453,7 @@ def track(current, desired, files: dict):
     return changes
 
 
-def apply_links(kit, rdma: str, actions: list, name: str, link_type, netdev) -> None:
+def apply_links(kit, rdma: str, actions: list, name: str, link_type, netdev, ip="ip") -> None:
     """Run the planned rdma commands in order (in check mode the kit records them and runs nothing)."""
     for action in actions:
         def explain(rc, out, err, action=action):
@@ -422,7 +463,7 @@ def apply_links(kit, rdma: str, actions: list, name: str, link_type, netdev) -> 
                 owner = _rdma_tool.conflicting(fresh, link_types(fresh), name, link_type, netdev)
             return _rdma_tool.explain_error(action, rc, out, err, owner)
 
-        kit.change(_rdma_tool.action_argv(rdma, action), explain=explain)
+        kit.change(_rdma_tool.action_argv(rdma, action, ip), explain=explain)
 
 
 def update_persistence(kit, files: dict) -> None:
@@ -443,6 +484,44 @@ def update_persistence(kit, files: dict) -> None:
         elif kind == "rule":
             # udevd otherwise checks its rules only every few seconds, on events: a netdev added at once would miss it
             kit.reload_or_warn("udevadm", entry["path"])
+
+
+def netns_mode() -> str:
+    """The RDMA subsystem's netns mode over netlink (as rdma system show); a Failure when it cannot be read."""
+    try:
+        mode = _nldev.read_system(OPENER)["netns"]
+    except (OSError, _nldev.NetlinkError) as err:
+        raise _kit.Failure(f"netns: cannot read the RDMA subsystem's netns mode over netlink ({err})") from None
+    if mode is None:
+        raise _kit.Failure(f"netns: this kernel ({platform.release()}) has no RDMA netns modes (Linux 5.2 or later)")
+    return mode
+
+
+def names_in(path: str) -> list:
+    """The RDMA devices the namespace at path lists (a netlink socket made inside it, no process)."""
+    try:
+        return _nldev.device_names(NAMESPACE_OPENER(path))
+    except (OSError, _nldev.NetlinkError) as err:
+        raise _kit.Failure(f"netns: cannot list the RDMA devices of {path} ({err})") from None
+
+
+def place(found, actions: list, params: dict) -> tuple:
+    """(actions, namespace before, whether the module runs in the namespace) for a link that must live in
+    params['netns']: see _rdma_tool.plan_netns."""
+    name, netns = params["name"], params["netns"]
+    mode = netns_mode()
+    if mode != "exclusive":
+        raise _kit.Failure(f"netns: the RDMA subsystem is in {mode} netns mode (kernel {platform.release()}), where every "
+                           "namespace lists every device and none can move; set netns_mode=exclusive with "
+                           "rdma.fabric.rdma_system first")
+    path = os.path.join(_rdma_tool.NETNS_DIR, netns)
+    try:
+        same = _nldev.same_namespace(path)
+    except OSError as err:
+        raise _kit.Failure(f"netns: no network namespace {netns} ({path}: {err.strerror or err}; ip netns add makes one)") from None
+    there = found is None and not same and name in names_in(path)
+    return _rdma_tool.plan_netns(found is not None, there, same, actions, name, params["type"], params["netdev"],
+                                 netns) + (same,)
 
 
 def link_view(link, link_type) -> dict:
@@ -489,11 +568,27 @@ def main():
         current = current_link(found, types, name)
         desired = {"name": name, "type": link_type, "netdev": netdev} if present else None
         actions = _rdma_tool.plan(current, desired)
+        netns, elsewhere, ip = params["netns"], False, "ip"
+        if netns is not None:
+            actions, netns_before, same = place(found, actions, params)
+            elsewhere = not same  # after the run the link lives in another namespace than the module's
+            if not same and (current or netns_before == netns):
+                # its netdev lives in the named namespace, not seen from here: the link is taken as it is
+                current = dict(desired, type=(current or desired)["type"])
+            current = dict(current, netns=netns_before) if current else None
+            desired = dict(desired, netns=netns)
         adding = any(action[0] == "add" for action in actions)
+        adding_in = any(action[0] == "add_in" for action in actions)
         if adding:
             check_add(links, types, name, link_type, netdev)
-        naming, renamed = _naming.link_naming(name, link_type or "rxe", netdev, release=platform.release())
-        if adding and renamed and not params["allow_rename"]:
+        if adding_in:  # its netdev is the namespace's: the driver alone is checked here
+            check_driver(link_type)
+            ip = kit.tool("ip", "install iproute2")
+        # udev runs in the initial namespace and renames a new device wherever it was added; a netdev of the named
+        # namespace is not seen from here, so its MAC (the NAME_GUID name) is not predicted
+        naming, renamed = _naming.link_naming(name, link_type or "rxe", None if adding_in else netdev,
+                                              release=platform.release())
+        if (adding or adding_in) and renamed and not params["allow_rename"]:
             raise _kit.Failure(renamed)
         files = plan_files(name, link_type, netdev, rdma, wanted_rule)
         changes = track(current, desired, files)
@@ -501,11 +596,18 @@ def main():
                   "persistence": {"rule": files["rule"]["path"], "config": files["config"]["path"],
                                   "unit": files["unit"]["path"], "present": wanted_rule}}
 
-        apply_links(kit, rdma, actions, name, link_type, netdev)  # check mode: recorded in commands, not run
+        apply_links(kit, rdma, actions, name, link_type, netdev, ip)  # check mode: recorded in commands, not run
+        if not module.check_mode:
+            update_persistence(kit, files)
+        if elsewhere:
+            # this namespace no longer lists the link (exclusive mode): the named one must, and the port is not seen from here
+            if not module.check_mode and name not in names_in(os.path.join(_rdma_tool.NETNS_DIR, netns)):
+                raise _kit.Failure(f"netns: {name} was moved to {netns}, but that namespace does not list it")
+            kit.exit(changes.changed, link=dict(desired, **dict.fromkeys(PORT_FIELDS)), **report)
         if module.check_mode:
             kit.exit(changes.changed, link=predicted_link(found, types.get(name), actions, desired), **report)
-        update_persistence(kit, files)
-        kit.exit(changes.changed, link=read_back(kit, rdma, name, present), **report)
+        link = read_back(kit, rdma, name, present)
+        kit.exit(changes.changed, link=dict(link, netns=netns) if netns is not None and link else link, **report)
 
 
 if __name__ == "__main__":

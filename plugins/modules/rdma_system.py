@@ -127,6 +127,12 @@ namespaces:
   returned: when the network-namespace mode was to be switched
   type: int
   sample: 0
+kernel:
+  description: The running kernel's release, as C(uname -r) prints it (what the settings belong to).
+  returned: always
+  type: str
+  sample: 7.3.4+bpo-amd64
+  version_added: 0.2.0
 persist_file:
   description: The persistence file.
   returned: always
@@ -311,7 +317,7 @@ def main():
                  "after": {k: v for k, v in after_state.items() if k != "persist_file"}},
                 _kit.text_diff(path, file_before, file_after)]
         kit.exit(before_state != after_state, system=after, boot_netns_mode=boot_after, before=before_state, after=after_state,
-                 diff=diff, ansible_facts={"rdma_system": facts}, **result)
+                 diff=diff, ansible_facts={"rdma_system": facts}, kernel=kernel, **result)
 
 
 class _Busy(Exception):

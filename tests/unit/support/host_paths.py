@@ -4,7 +4,7 @@
 """The one seam through which unit tests re-root the host paths the modules use (not a test module).
 
 reroot(monkeypatch, root) points every path constant in HOST_PATHS (sysfs, configfs below it,
-/proc/mounts, /etc, /lib/modules, /etc/modprobe.d, udev's directories) at the same path below root: /sys -> ROOT/sys,
+/proc/mounts, /etc, /lib/modules, /etc/modprobe.d, udev's directories, /run/netns) at the same path below root: /sys -> ROOT/sys,
 /etc/security/limits.conf -> ROOT/etc/security/limits.conf. Tests build the files they need there;
 the emulators (support/rdma_cm_emulator.py, ...) read the rerooted constants.
 """
@@ -24,7 +24,7 @@ HOST_PATHS = tuple(
         (_roce, ("PROC_MOUNTS", "PERSIST_DIR", "UDEV_RULE", "UNIT_FILE")),
         (_persist, ("UDEV_RULES_DIR", "LINKS_DIR", "SYSTEMD_DIR")),
         (_limits, ("LIMITS_CONF", "LIMITS_DIR", "DEFAULT_DEST", "SYSTEMD_DROPIN")),
-        (_rdma_tool, ("MODULES_ROOT",)),
+        (_rdma_tool, ("MODULES_ROOT", "NETNS_DIR")),
         (_rdma_system, ("MODPROBE_FILE",)),
         (_rdma_cgroup, ("CGROUP_ROOT", "SYSTEMD_DIR", "HELPER", "PROC_CGROUP")),
         (_gpudirect, ("PROC_ROOT", "BOOT_DIR", "OFED_INFO", "SYSTEMD_DIR", "ACS_CONF", "ACS_HELPER")),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _counters, _nldev
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
+from ansible_collections.rdma.fabric.tests.unit.support.rdma_system_kernel import FakeKernel
 
 RECORDINGS = sorted(nlrec.RECORDED)
 
@@ -220,3 +221,35 @@ def test_a_set_request_carries_one_padded_u8():
     assert _nldev.messages(request)[0]["type"] == (_nldev.RDMA_NL_NLDEV << 10) + 7
     assert _nldev.attributes(_nldev.messages(request)[0]["payload"]) == [(_nldev.ATTR_SYS_NETNS_MODE, b"\x00")]
     assert len(request) == 16 + 8
+
+
+# --- devices by namespace -------------------------------------------------------------------------
+
+def test_device_names_from_a_dump():
+    kernel = FakeKernel(devices=["rxe2", "rxe1"])
+    assert _nldev.device_names(kernel.opener) == ["rxe1", "rxe2"]
+    assert _nldev.device_names(FakeKernel().opener) == []
+
+
+def test_same_namespace_compares_the_files(tmp_path):
+    assert _nldev.same_namespace("/proc/self/ns/net") is True
+    other = tmp_path / "other"
+    other.write_text("")
+    assert _nldev.same_namespace(str(other)) is False
+    with pytest.raises(FileNotFoundError):
+        _nldev.same_namespace(str(tmp_path / "missing"))
+
+
+def test_in_namespace_raises_the_threads_error_in_the_caller(tmp_path):
+    opener = _nldev.in_namespace(str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError):
+        opener()
+
+
+def test_in_namespace_leaves_the_callers_namespace_alone(monkeypatch):
+    """The socket is made in another thread, which joins the namespace; the caller's thread never calls setns."""
+    joined = []
+    monkeypatch.setattr(_nldev, "_setns", lambda fd: joined.append(_nldev.threading.current_thread().name))
+    monkeypatch.setattr(_nldev, "open_socket", lambda: "socket")
+    assert _nldev.in_namespace("/proc/self/ns/net")() == "socket"
+    assert joined == ["rdma-fabric-netns"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool
+from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _validate
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 
 # Recorded on the lab VM (iproute2 6.1.0, kernel 6.1.0-56): rxe0 and siw0 on eth1, siw2 on lo, siw3 on a dummy.
@@ -206,90 +206,51 @@ def test_conflicting():
 
 
 ADD = ("add", "rxe1", "rxe", "eth1")
-DEL = ("delete", "rxe0")
+ADD_IN = ("add_in", "rxe1", "rxe", "eth1", "node01")
+DELETE = ("delete", "rxe1")
+MOVE = ("move", "rxe1", "node01")
 
 
-@pytest.mark.parametrize("action, rc, out, err, owner, expected", [
-    (ADD, 255, "", "error: File exists\n", "rxe0",
-     "netdev: eth1 already carries rxe device rxe0; delete it or use name=rxe0"),
-    (ADD, 255, "", "error: File exists\n", None,
-     "netdev: eth1 already carries a rxe device, or name rxe1 is taken (EEXIST from rdma link add rxe1 type rxe netdev eth1)"),
-    (ADD, 255, "", "error: No such device\n", None,
-     "netdev: eth1 does not exist (ENODEV from rdma link add rxe1 type rxe netdev eth1)"),
-    (("add", "siw0", "siw", "eth1"), 255, "", "error: Invalid argument\n", None,
-     "type: the kernel has no siw driver (module siw) or refused name 'siw0' (EINVAL from rdma link add siw0 type siw netdev eth1)"),
-    (ADD, 255, "", "error: Operation not permitted\n", None,
-     "netdev: rxe cannot attach to eth1 (EPERM: a VLAN device or missing CAP_NET_ADMIN, from rdma link add rxe1 type rxe netdev eth1)"),
-    (("add", "siw0", "siw", "d0"), 255, "", "error: Cannot allocate memory\n", None,
-     "netdev: siw cannot attach to d0 (ENOMEM from rdma link add siw0 type siw netdev d0; siw needs a netdev with a parent device or lo)"),
-    (ADD, 255, "Unknown parameter 'add'.\n", "", None,
-     "rdma link add rxe1 type rxe netdev eth1: this iproute2's rdma tool has no 'rdma link add/delete' (too old); "
-     "install a newer iproute2 (5.x or later)"),
-    (DEL, 255, "", "Unknown parameter 'delete'.\n", None,
-     "rdma link delete rxe0: this iproute2's rdma tool has no 'rdma link add/delete' (too old); install a newer iproute2 (5.x or later)"),
-    (DEL, 1, "", "Wrong device name - rxe0\n", None,
-     "name: no RDMA link named rxe0 (rdma link delete rxe0: Wrong device name - rxe0)"),
-    (DEL, 255, "", "error: Operation not supported\n", None,
-     "name: rxe0 cannot be deleted with rdma link delete: not a soft RDMA link (rdma link delete rxe0: error: Operation not supported)"),
-    (ADD, 134, "", "", None, "rdma link add rxe1 type rxe netdev eth1 failed (rc=134): no message"),
-    (ADD, 1, "", "error: Something new\nsecond line\n", None,
-     "rdma link add rxe1 type rxe netdev eth1 failed (rc=1): error: Something new second line"),
+@pytest.mark.parametrize("here, there, same, actions, expected", [
+    # the module runs outside node01: a link this namespace lists moves as it is
+    (True, False, False, [DELETE, ADD], ([MOVE], None)),
+    (True, False, False, [], ([MOVE], None)),
+    # only node01 lists it (exclusive mode): in place
+    (False, True, False, [ADD], ([], "node01")),
+    # nowhere: added from inside node01 (its netdev is there; the device appears here), then moved
+    (False, False, False, [ADD], ([ADD_IN, MOVE], None)),
+    # the module runs in node01 itself: the plan as it is, no move
+    (False, False, True, [ADD], ([ADD], None)),
+    (True, False, True, [], ([], "node01")),
+    (True, False, True, [DELETE, ADD], ([DELETE, ADD], "node01")),
 ])
-def test_explain_error(action, rc, out, err, owner, expected):
-    assert _rdma_tool.explain_error(action, rc, out, err, owner) == expected
+def test_plan_netns(here, there, same, actions, expected):
+    assert _rdma_tool.plan_netns(here, there, same, actions, "rxe1", "rxe", "eth1", "node01") == expected
 
 
-@pytest.mark.parametrize("rc, out, err, expected", [
-    (255, "", "Unknown object 'link'.\n",
-     "rdma -j link show: this iproute2's rdma tool has no 'rdma link' (too old); install a newer iproute2 (5.x or later)"),
-    (1, "", "Failed to connect to netlink\n", "rdma -j link show failed (rc=1): Failed to connect to netlink"),
-    # getopt's answer of an rdma tool without JSON support (the lab's fault matrix replays it)
-    (255, "", "rdma: invalid option -- 'j'\nUsage: rdma [ OPTIONS ] OBJECT { COMMAND | help }\n",
-     "rdma -j link show: this iproute2's rdma tool has no JSON output (-j) (too old); install a newer iproute2 (5.x or later)"),
-])
-def test_explain_show_error(rc, out, err, expected):
-    assert _rdma_tool.explain_show_error(rc, out, err) == expected
+def test_move_argv_and_errors():
+    assert _rdma_tool.action_argv("/usr/bin/rdma", MOVE) == ["/usr/bin/rdma", "dev", "set", "rxe1", "netns", "node01"]
+    assert _rdma_tool.action_argv("/usr/bin/rdma", ADD_IN, "/usr/bin/ip") == [
+        "/usr/bin/ip", "netns", "exec", "node01", "/usr/bin/rdma", "link", "add", "rxe1", "type", "rxe", "netdev", "eth1"]
+    assert _rdma_tool.explain_error(ADD_IN, 255, "", "error: No such device\n") == (
+        "netdev: eth1 does not exist (ENODEV from rdma link add rxe1 type rxe netdev eth1)")
+    assert _rdma_tool.explain_error(MOVE, 1, "", "error: Operation not supported\n") == (
+        "netns: the kernel refused to move rxe1 (EOPNOTSUPP from rdma dev set rxe1 netns node01): the RDMA subsystem is in "
+        "shared netns mode, or the driver cannot change namespace")
+    assert _rdma_tool.explain_error(MOVE, 1, "", 'Cannot open network namespace "node01": No such file or directory\n') == (
+        'netns: no network namespace node01 (/run/netns/node01; rdma dev set rxe1 netns node01: Cannot open network '
+        'namespace "node01": No such file or directory)')
+    assert _rdma_tool.explain_error(MOVE, 1, "", "error: Device or resource busy\n") == (
+        "rdma dev set rxe1 netns node01 failed (rc=1): error: Device or resource busy")
 
 
-@given(st.sampled_from([ADD, DEL]), st.integers(1, 255), st.text(max_size=80), st.text(max_size=80))
-def test_explain_error_is_one_line(action, rc, out, err):
-    message = _rdma_tool.explain_error(action, rc, out, err)
-    assert message and "\n" not in message and "\r" not in message
+@pytest.mark.parametrize("value", ["node01", "ns-1", "a" * 255, "n.s", "\u00e9t\u00e9"])
+def test_netns_names_taken(value):
+    assert _validate.netns_name(value) == value
 
 
-# --- readers on recorded trees ------------------------------------------------------
-
-@pytest.fixture
-def sysroot(tmp_path, host_paths):
-    """tmp_path as the host's /: sysfs in tmp_path/sys, modules in tmp_path/lib/modules."""
-    (tmp_path / "sys").mkdir()
-    return tmp_path
-
-
-def test_link_type_of(sysroot):
-    root = sysroot / "sys"
-    trees.lab_tree(root)
-    trees.add_mlx5_ib(root)
-    assert _rdma_tool.link_type_of("rxe0") == "rxe"
-    assert _rdma_tool.link_type_of("siw0") == "siw"
-    assert _rdma_tool.link_type_of("mlx5_0") == "other"
-    assert _rdma_tool.link_type_of("nosuch") is None
-
-
-@pytest.mark.parametrize("loaded, aliases, builtin, link_type, expected", [
-    (["rdma_rxe"], None, None, "rxe", True),
-    ([], ALIASES, "", "siw", True),
-    ([], "alias rdma-link-rxe rdma_rxe\n", "", "siw", False),
-    ([], None, "kernel/drivers/infiniband/sw/siw/siw.ko\n", "siw", True),
-    ([], None, None, "siw", None),  # nothing to go by: let the kernel answer
-])
-def test_driver_available(sysroot, loaded, aliases, builtin, link_type, expected):
-    for module in loaded:
-        (sysroot / "sys" / "module" / module).mkdir(parents=True)
-    release = sysroot / "lib" / "modules" / "6.1.0-56-amd64"
-    release.mkdir(parents=True)
-    if aliases is not None:
-        (release / "modules.alias").write_text(aliases)
-    if builtin is not None:
-        (release / "modules.builtin").write_text(builtin)
-    assert _rdma_tool.driver_available(link_type, "6.1.0-56-amd64") is expected
+@pytest.mark.parametrize("value", ["", ".", "..", "a/b", "a b", "a\tb", "a\nb", "-n", "a" * 256, "\u00e9" * 128, "a\x1bb",
+                                   "a\u200bb", 5, None])
+def test_netns_names_refused(value):
+    with pytest.raises(ValueError, match=r"^netns: "):
+        _validate.netns_name(value)

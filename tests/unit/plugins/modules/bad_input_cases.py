@@ -221,6 +221,13 @@ def corpus():
     case("rdma_link", "netdev", "null-with-present", {"netdev": NULL})
     case("rdma_link", "type", "null-with-present", {"type": NULL})
     case("rdma_link", "state", "unknown", {"state": "gone"})
+    # netns: a file name in /run/netns, and only for a link that lives there for this boot
+    for label, value in (("slash", "a/b"), ("dotdot", ".."), ("dot", "."), ("empty", ""), ("space", "ns 1"),
+                         ("newline", "ns1\n"), ("leading-dash", "-n"), ("256-bytes", "n" * 256), ("esc", "ns\x1b1"),
+                         ("zero-width-space", "ns\u200b1"), ("nul", "ns\x001")):
+        case("rdma_link", "netns", label, {"netns": value})
+    case("rdma_link", "netns", "with-persistent", {"netns": "node01", "persistent": True})
+    case("rdma_link", "netns", "with-absent", {"netns": "node01", "state": "absent"})
 
     # roce_mode -------------------------------------------------------------------------------------
     for label, value in BAD_RDMA_NAMES:

@@ -19,6 +19,7 @@ from ansible_collections.rdma.fabric.plugins.modules import rdma_link
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_netlink_recorded as nlrec
 from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 from ansible_collections.rdma.fabric.tests.unit.support.module_harness import ModuleHarness
+from ansible_collections.rdma.fabric.tests.unit.support.rdma_system_kernel import FakeKernel as FakeNetlink
 
 RDMA = "/usr/bin/rdma"
 UDEVADM = "/usr/bin/udevadm"
@@ -727,3 +728,169 @@ def test_guard_before_a_replacement_deletes_nothing(env, host_paths, monkeypatch
     ok, result = run(dict(RXE0, netdev="dummy0"))
     assert not ok and env.writes() == [] and [entry["netdev"] for entry in env.links] == ["eth1"]
     assert result["msg"].startswith("name: udev would rename the new rxe link rxe0 to fab0 (rdma_rename NAME_FIXED in ")
+
+
+# --- netns: the device moved into a named network namespace (exclusive netns mode) ------------------
+
+MOVE = {"name": "rxe0", "type": "rxe", "netdev": "eth1", "persistent": False, "netns": "node01"}
+
+
+@pytest.fixture
+def netns_env(env, host_paths, harness, monkeypatch):
+    """env, with the RDMA subsystem in exclusive mode, /run/netns/node01, and `rdma dev set ... netns` moving a link
+    out of the module's namespace into node01's (whose netlink socket lists it)."""
+    netns_dir = pathlib.Path(host_paths["NETNS_DIR"])
+    netns_dir.mkdir(parents=True)
+    (netns_dir / "node01").write_text("")
+    env.system = FakeNetlink(netns=False)  # the module's own namespace: the settings
+    env.node01 = FakeNetlink(netns=False)  # node01's namespace: the devices it lists
+    env.opened = []
+    env.inside = False  # whether the module runs in node01 itself
+
+    def namespace_opener(path):
+        env.opened.append(path)
+        return env.node01.opener
+
+    monkeypatch.setattr(rdma_link, "OPENER", env.system.opener)
+    monkeypatch.setattr(rdma_link, "NAMESPACE_OPENER", namespace_opener)
+    # the namespace file must exist (os.stat raises as the real check does); node01 is not the module's namespace unless inside
+    monkeypatch.setattr(rdma_link._nldev, "same_namespace", lambda path: bool(os.stat(path)) and env.inside)
+    rdma_command = env.run_command
+    harness.bin_path = dict(BINARIES, ip="/usr/bin/ip").get
+
+    def run_command(args, **kwargs):
+        if args[:4] == ["/usr/bin/ip", "netns", "exec", "node01"]:
+            # as 7.3 in exclusive mode: the netdev is looked up in node01, the device appears in the initial namespace
+            env.calls.append(list(args))
+            return rdma_command(args[4:], **kwargs)
+        if args[1:3] == ["dev", "set"]:
+            env.calls.append(list(args))
+            name, target = args[3], args[5]
+            if env.system.netns:
+                return 1, "", "error: Operation not supported\n"
+            env.delete(name)
+            assert target == "node01"
+            env.node01.devices.append(name)
+            return 0, "", ""
+        return rdma_command(args, **kwargs)
+
+    env.run_command = run_command
+    harness.run_command = run_command
+    return env
+
+
+def moves(env):
+    return [call for call in env.calls if call[1:3] == ["dev", "set"]]
+
+
+def test_netns_creates_then_moves_then_unchanged(netns_env, harness):
+    ok, result = run(MOVE, check_mode=False)
+    assert ok and result["changed"] is True, result
+    assert result["commands"] == ["/usr/bin/ip netns exec node01 /usr/bin/rdma link add rxe0 type rxe netdev eth1",
+                                  "/usr/bin/rdma dev set rxe0 netns node01"]
+    assert result["link"] == {"name": "rxe0", "type": "rxe", "netdev": "eth1", "netns": "node01", "port": None,
+                              "state": None, "physical_state": None, "netdev_index": None}
+    assert result["diff"]["before"]["link"] == {}
+    assert result["diff"]["after"]["link"] == dict(RXE0, netns="node01")
+    assert netns_env.links == [] and netns_env.node01.devices == ["rxe0"]
+    # again: the module's namespace no longer lists it, node01's does: nothing to do
+    netns_env.calls.clear()
+    ok, result = run(MOVE)
+    assert ok and result["changed"] is False and result["commands"] == [] and netns_env.writes() == [] == moves(netns_env)
+    assert result["diff"]["before"] == result["diff"]["after"]
+    assert result["link"]["netns"] == "node01"
+
+
+def test_netns_moves_an_existing_link(netns_env, harness):
+    netns_env.add("rxe0", "rxe", "eth1")
+    ok, result = run(MOVE)
+    assert ok and result["changed"] is True
+    assert result["commands"] == ["/usr/bin/rdma dev set rxe0 netns node01"]
+    assert result["diff"]["before"]["link"] == dict(RXE0, netns=None)
+    assert result["diff"]["after"]["link"] == dict(RXE0, netns="node01")
+    assert netns_env.node01.devices == ["rxe0"] and netns_env.writes() == []
+
+
+def test_netns_check_mode_moves_nothing(netns_env, harness):
+    netns_env.add("rxe0", "rxe", "eth1")
+    ok, result = run(MOVE, check_mode=True)
+    assert ok and result["changed"] is True
+    assert result["commands"] == ["/usr/bin/rdma dev set rxe0 netns node01"]
+    assert moves(netns_env) == [] and netns_env.node01.devices == [] and [link["ifname"] for link in netns_env.links] == ["rxe0"]
+    assert result["link"]["netns"] == "node01" and result["link"]["port"] is None
+
+
+def test_netns_inside_the_namespace_moves_nothing(netns_env, harness):
+    """Run in node01 itself (exclusive mode creates the device in the caller's namespace): create, no move."""
+    harness.run_command = netns_env.run_command
+    netns_env.inside = True
+    ok, result = run(MOVE)
+    assert ok and result["changed"] is True
+    assert result["commands"] == ["/usr/bin/rdma link add rxe0 type rxe netdev eth1"]
+    assert result["link"]["netns"] == "node01" and result["link"]["port"] == 1
+    assert netns_env.opened == []
+    ok, result = run(MOVE)
+    assert ok and result["changed"] is False and result["diff"]["before"]["link"] == dict(RXE0, netns="node01")
+
+
+def test_netns_in_shared_mode_fails_naming_the_mode(netns_env, harness):
+    netns_env.system.netns = True
+    netns_env.add("rxe0", "rxe", "eth1")
+    ok, result = run(MOVE)
+    assert not ok and result["changed"] is False
+    assert result["msg"] == (f"netns: the RDMA subsystem is in shared netns mode (kernel {RELEASE}), where every namespace "
+                             "lists every device and none can move; set netns_mode=exclusive with rdma.fabric.rdma_system first")
+    assert "\n" not in result["msg"] and moves(netns_env) == []
+
+
+def test_netns_missing_namespace(netns_env):
+    ok, result = run(dict(MOVE, netns="node09"))
+    assert not ok and result["changed"] is False
+    assert result["msg"].startswith("netns: no network namespace node09 (") and "No such file or directory" in result["msg"]
+    assert netns_env.writes() == []
+
+
+def test_netns_kernel_refuses_the_move(netns_env, harness):
+    """The kernel answers EOPNOTSUPP (it switched to shared mode after the module read it): one line, the add done."""
+    harness.run_command = netns_env.run_command
+
+    def shared_on_move(args, **kwargs):
+        if args[1:3] == ["dev", "set"]:
+            netns_env.calls.append(list(args))
+            return 1, "", "error: Operation not supported\n"
+        return netns_env.run_command(args, **kwargs)
+
+    harness.run_command = shared_on_move
+    ok, result = run(MOVE)
+    assert not ok and result["changed"] is True
+    assert result["msg"] == ("netns: the kernel refused to move rxe0 (EOPNOTSUPP from rdma dev set rxe0 netns node01): the RDMA "
+                             "subsystem is in shared netns mode, or the driver cannot change namespace "
+                             "(already done: /usr/bin/ip netns exec node01 /usr/bin/rdma link add rxe0 type rxe netdev eth1)")
+
+
+def test_netns_moved_but_not_listed_there(netns_env, harness):
+    real = netns_env.run_command
+
+    def lost(args, **kwargs):
+        answer = real(args, **kwargs)
+        if args[1:3] == ["dev", "set"]:
+            netns_env.node01.devices.clear()
+        return answer
+
+    harness.run_command = lost
+    ok, result = run(MOVE)
+    assert not ok and result["msg"].startswith("netns: rxe0 was moved to node01, but that namespace does not list it")
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"persistent": True}, "netns: needs persistent=false (the udev rule would bring the link back in the initial namespace "
+                           "at boot, not in the named one)"),
+    ({"state": "absent"},
+     "netns: only with state=present (delete a moved link inside its namespace, or delete the namespace: its netdev goes "
+     "and the link with it)"),
+    ({"netns": "a/b"}, "netns: invalid network namespace name 'a/b'; allowed: 1-255 bytes, not '.' or '..', no '/', white "
+                       "space, control or other unprintable characters, or leading '-'"),
+])
+def test_netns_input_refused_before_anything(netns_env, extra, message):
+    ok, result = run(dict(MOVE, **extra))
+    assert not ok and result["msg"] == message and netns_env.calls == []

@@ -658,7 +658,7 @@ def test_summary_refuses_a_fraction_out_of_range(fraction):
 
 def test_summary_of_nothing():
     assert _fabric_check.summary([], [], [], 0.5) == {"hosts": 0, "pairs": 0, "rounds": 0, "seconds": 0.0, "failed_pairs": [],
-                                                      "tests": {}, "hosts_table": []}
+                                                      "tests": {}, "hosts_table": [], "known_limits": []}
 
 
 @given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 15), st.booleans(), st.floats(1, 1e5)), max_size=60),
@@ -677,3 +677,70 @@ def test_summary_outliers_and_failures_follow_their_definition(rows, fraction):
         assert test["median"] == round(median, 2)
         assert test["slowest"]["value"] == min(good) and test["fastest"]["value"] == max(good)
     assert sum(r["failed_tests"] for r in got["hosts_table"]) == 2 * sum(not r["ok"] for r in results)
+
+
+# --- known kernel limits ------------------------------------------------------------------------------------------
+
+def end(host, driver="rxe", netns_mode="exclusive", kernel="7.3.4+bpo-amd64"):
+    return {"host": host, "driver": driver, "netns_mode": netns_mode, "kernel": kernel}
+
+
+@pytest.mark.parametrize("release, series", [
+    ("7.3.4+bpo-amd64", (7, 3)), ("6.12.57+deb13-amd64", (6, 12)), ("6.1.0-56-amd64", (6, 1)), ("7.3", (7, 3)),
+    ("", None), ("linux", None), (None, None), (7.3, None),
+])
+def test_kernel_series(release, series):
+    assert _fabric_check.kernel_series(release) == series
+
+
+@pytest.mark.parametrize("test, ends, host", [
+    # rping on an rxe in exclusive mode on 7.3: either end explains it, the first that does is named
+    ("rping", [end("node01"), end("node02")], "node01"),
+    ("rping", [end("node01", driver="mlx5_core"), end("node02")], "node02"),
+    # not the limit: another test, shared mode, another driver, another kernel, nothing known about the ends
+    ("ibv_rc_pingpong", [end("node01"), end("node02")], None),
+    ("rping", [end("node01", netns_mode="shared"), end("node02", netns_mode="shared")], None),
+    ("rping", [end("node01", driver="siw"), end("node02", driver="siw")], None),
+    ("rping", [end("node01", kernel="6.12.57+deb13-amd64"), end("node02", kernel="6.12.57+deb13-amd64")], None),
+    ("rping", [end("node01", kernel=""), end("node02", kernel="")], None),
+    ("rping", [{"host": "vm1"}, {"host": "vm2"}], None),
+    ("rping", None, None),
+    ("rping", ["vm1", None], None),
+])
+def test_known_limit(test, ends, host):
+    text = _fabric_check.known_limit(test, ends)
+    if host is None:
+        assert text == ""
+    else:
+        assert text.startswith(f"known kernel limit, not a fabric fault: {host}'s rxe device in exclusive netns mode on "
+                               "kernel 7.3.4+bpo-amd64: RDMA-CM needs the device's QP1")
+        assert "Couldn't create ib_mad QP1" in text and "\n" not in text
+
+
+RPING_FAILED = ("rping", 255, "", "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n")
+
+
+def test_mark_known_limit_only_on_a_failed_run():
+    ends = [end("node01"), end("node02")]
+    failed = _fabric_check.mark_known_limit(_fabric_check.result(RPING_FAILED[0], ["node01", "node02"], *RPING_FAILED[1:]), ends)
+    assert failed["ok"] is False and failed["known_limit"].startswith("known kernel limit, not a fabric fault: node01's")
+    assert failed["detail"] == f"{failed['known_limit']} (the tool: cma event RDMA_CM_EVENT_UNREACHABLE, error -110)"
+    passed = _fabric_check.mark_known_limit(_fabric_check.result("rping", ["node01", "node02"], 0, RPING_OUT, ""), ends)
+    assert passed["ok"] is True and passed["known_limit"] == ""
+    skipped = _fabric_check.mark_known_limit(_fabric_check.result("rping", ["node01", "node02"], None, "", ""), ends)
+    assert skipped["known_limit"] == "" and skipped["detail"] == "skipped"
+
+
+def test_summary_does_not_count_known_limits_as_failed_pairs():
+    ends = [end("node01"), end("node02")]
+    rows = [_fabric_check.mark_known_limit(_fabric_check.result(RPING_FAILED[0], ["node01", "node02"], *RPING_FAILED[1:]), ends),
+            _fabric_check.mark_known_limit(_fabric_check.result("ibv_rc_pingpong", ["node01", "node02"], 0, PINGPONG_OUT, ""), ends)]
+    result = _fabric_check.summary(rows, [], [{"round": 1, "pairs": ["node01 -> node02"], "seconds": 9.5}])
+    assert result["failed_pairs"] == []
+    assert result["known_limits"] == [{"label": "node01 -> node02", "test": "rping", "known_limit": rows[0]["known_limit"]}]
+    assert [row["failed_tests"] for row in result["hosts_table"]] == [0, 0]
+    # the same failure on 6.12 is a failed pair
+    other = [end("node01", kernel="6.12.57+deb13-amd64"), end("node02", kernel="6.12.57+deb13-amd64")]
+    rows[0] = _fabric_check.mark_known_limit(_fabric_check.result(RPING_FAILED[0], ["node01", "node02"], *RPING_FAILED[1:]), other)
+    result = _fabric_check.summary(rows, [], [])
+    assert result["failed_pairs"] == ["node01 -> node02"] and result["known_limits"] == []
