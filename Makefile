@@ -42,7 +42,7 @@ $(TIMED_TARGETS): export ANSIBLE_CALLBACKS_ENABLED := phase_timer
 
 help:
 	@echo "make demo    boot the lab VMs, provision them with rdma.fabric, check the fabric, print a report"
-	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + topology (slurmctld, lldpd) + firmware (the real mstconfig) + the first-run test (tools/demo) + both molecule scenarios"
+	@echo "make test    sanity + lint + unit tests (ansible-core 2.21 and 2.19) + the EE + the ecosystem's tools + OpenSM on ibsim + topology (slurmctld, lldpd) + firmware (the real mstconfig) + netns (both RDMA netns modes on trixie-backports) + the first-run test (tools/demo) + both molecule scenarios"
 	@echo "make check   the fast loop: sanity + lint + unit tests (no lab)"
 	@echo "more: lab-up lab-down lab-status lab-image sanity lint units sanity-oldest units-oldest ee ecosystem ib topology firmware first-run netns molecule molecule-containers build bench scale"
 

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "make-test")
-FIRST = ["ecosystem", "ib", "topology", "firmware"]  # the no-lab lane's head, at the lab lane's priority
+FIRST = ["ecosystem", "ib", "topology", "firmware", "netns"]  # the no-lab lane's head, at the lab lane's priority
 NOLAB = ["sanity", "lint", "units", "sanity-oldest", "units-oldest", "ee"]
 LAB = ["first-run", "molecule", "molecule-containers"]
 ALL = NOLAB + FIRST + LAB
