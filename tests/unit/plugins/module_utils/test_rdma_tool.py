@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_tool, _validate
-from ansible_collections.rdma.fabric.tests.unit.support import rdma_sysfs_trees as trees
 
 # Recorded on the lab VM (iproute2 6.1.0, kernel 6.1.0-56): rxe0 and siw0 on eth1, siw2 on lo, siw3 on a dummy.
 LAB_LINKS = (
