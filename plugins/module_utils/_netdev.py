@@ -139,13 +139,6 @@ def parse_lag_state(text) -> str:
     return text if text in LAG_STATES else "unknown"
 
 
-def pci_function(resolved_path):
-    """The PCI function (domain:bus:device.function) a resolved sysfs device path ends at or sits below
-    ('/sys/devices/pci0000:00/0000:00:03.0/virtio1' -> '0000:00:03.0'), else None."""
-    chain = _sysfs.pci_chain(resolved_path)
-    return chain[-1] if chain else None
-
-
 def same_card(pci_a, pci_b) -> bool:
     """Two PCI functions of one card: the same domain, bus and device, another function."""
     a = BDF_RE.match(pci_a or "")
@@ -249,7 +242,7 @@ def read_interface(name: str) -> dict:
         return {"name": name, "present": False, "mtu": None, "operstate": None, "carrier": None, "speed": None,
                 "pci": None, "roce_enable": None, "master": None}
     master = _link_target(_net(name, "master"))
-    pci = pci_function(_link_target(_net(name, "device")))
+    pci = _sysfs.pci_function(_link_target(_net(name, "device")))
     return {
         "name": name,
         "present": True,
@@ -349,7 +342,7 @@ def collect(devices=None) -> dict:
         driver = _gid.device_driver(device_dir)
         node_type = _gid.parse_enum(_sysfs.read_attr(os.path.join(device_dir, "node_type")))
         guid = _sysfs.read_attr(os.path.join(device_dir, "node_guid"))
-        pci = pci_function(_link_target(os.path.join(device_dir, "device")))
+        pci = _sysfs.pci_function(_link_target(os.path.join(device_dir, "device")))
         entry = {"driver": driver, "pci": pci, "roce_enable": _roce_enable.read_function(pci), "ports": {}}
         ports_dir = os.path.join(device_dir, "ports")
         for port_name in sorted(_sysfs.list_dir(ports_dir), key=_gid.port_sort_key):

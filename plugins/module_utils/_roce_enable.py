@@ -176,7 +176,7 @@ def resolve(by: str, name: str) -> str:
     if not os.path.isdir(base):
         raise ValueError(missing)
     link = os.path.join(base, "device")
-    chain = _sysfs.pci_chain(os.path.realpath(link)) if os.path.exists(link) else []
-    if not chain:
+    pci = _sysfs.pci_function(os.path.realpath(link)) if os.path.exists(link) else None
+    if not pci:
         raise ValueError(f"{by}: {name} is {what}; RoCE is enabled per PCI function of a NIC")
-    return chain[-1]
+    return pci

@@ -33,6 +33,13 @@ def pci_chain(device_path) -> list:
     return [part for part in str(device_path or "").split("/") if BDF_RE.match(part)]
 
 
+def pci_function(device_path):
+    """The PCI function a resolved sysfs device path ends at or sits below, the last of pci_chain()
+    ('/sys/devices/pci0000:00/0000:00:03.0/virtio1' -> '0000:00:03.0'), else None."""
+    chain = pci_chain(device_path)
+    return chain[-1] if chain else None
+
+
 def bdf(value, option: str) -> str:
     """A PCI function's full name as sysfs names it (domain:bus:device.function, in lower case), or a ValueError
     naming option. The whole text must match: BDF_RE's '$' alone would let a trailing newline through."""

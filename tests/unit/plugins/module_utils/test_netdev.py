@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _netdev as nd
+from ansible_collections.rdma.fabric.plugins.module_utils import _netdev as nd, _sysfs
 from ansible_collections.rdma.fabric.tests.unit.support import bond_trees as bt
 
 
@@ -110,7 +110,7 @@ def test_lag_facts(device, state, lag_type, expected):
     (None, None), ("", None),
 ])
 def test_pci_function(path, expected):
-    assert nd.pci_function(path) == expected
+    assert _sysfs.pci_function(path) == expected
 
 
 @pytest.mark.parametrize("a, b, expected", [
