@@ -16,6 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 extra=$(mktemp -d)
 trap 'rm -rf "$extra"' EXIT
 cp -a "$here/container/." "$extra/"
+# the guests' bytecode cache for modules imported from zip archives (Ansible's AnsiballZ), as in the VMs
+mkdir -p "$extra/usr/lib/python3/dist-packages"
+cp -a "$here/rootfs/usr/lib/python3/dist-packages/rdma_fabric_lab_zipcache".* "$extra/usr/lib/python3/dist-packages/"
 # The host's udevd owns its devices (a second one would run every rule twice);
 # the rest make no sense in a container.
 mkdir -p "$extra/etc/systemd/system"

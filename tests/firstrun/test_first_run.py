@@ -124,4 +124,10 @@ def test_demo_end_to_end(lab, tmp_path):
     assert sorted(e["host"] for e in data["endpoints"]) == ["vm1", "vm2"]
     assert data["results"] and all(r["ok"] for r in data["results"]), data["results"]
     assert {r["test"] for r in data["results"]} >= {"rping", "ibv_rc_pingpong", "ib_write_bw"}
+    # the guests kept the code that AnsiballZ's zip archives compiled to (lab/image: rdma_fabric_lab_zipcache)
+    for port in (int(env["LAB_PORT_BASE"]), int(env["LAB_PORT_BASE"]) + 1):
+        entries = run(["ssh", "-i", os.path.join(LAB_DIR, "id_ed25519"), "-p", str(port), "-o", "BatchMode=yes",
+                       "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                       "root@127.0.0.1", "ls /var/cache/rdma-fabric-lab-zipimport | wc -l"], env, 120)
+        assert entries.returncode == 0 and int(entries.stdout) >= 20, (port, entries.stdout, entries.stderr)
     print(f"tools/demo passed in {seconds:.0f}s")
