@@ -692,9 +692,12 @@ def cmd_down() -> None:
     pidfiles = [os.path.join(LAB_DIR, f"vm{i}", "docker-ssh.pid") for i in range(1, 65)]
     pidfiles += [os.path.join(LAB_DIR, f"vm{i}", "qemu.pid") for i in range(1, 65)]
     pidfiles.append(os.path.join(LAB_DIR, "hub.pid"))
+    vm_cpu = []
     for pidfile in pidfiles:
         pid = pid_alive(pidfile)
         if pid:
+            if pidfile.endswith("qemu.pid"):
+                vm_cpu.append(cpu_seconds(pid))
             os.kill(pid, signal.SIGTERM)
             for _attempt in range(50):
                 if not os.path.exists(f"/proc/{pid}"):
@@ -705,7 +708,21 @@ def cmd_down() -> None:
             stopped += 1
         if os.path.exists(pidfile):
             os.unlink(pidfile)
+    if vm_cpu:
+        # what the emulated CPUs cost this machine from boot to now (the QEMUs daemonize: no part's own CPU time has it)
+        record("lab", f"CPU of {len(vm_cpu)} VM(s), from start to down", sum(vm_cpu))
     say(f"stopped {stopped} process(es) of {LAB_DIR}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user and system CPU seconds so far (/proc/PID/stat), 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    # after the command's closing parenthesis: state is field 3, utime and stime are fields 14 and 15
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cmd_status() -> int:

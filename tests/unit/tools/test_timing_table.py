@@ -14,8 +14,9 @@ import sys
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "timing-table")
 
 ROWS = [
-    {"kind": "phase", "name": "sanity", "seconds": 61, "rc": 0, "cpu_percent": 97},
+    {"kind": "phase", "name": "sanity", "seconds": 61, "rc": 0, "cpu_percent": 97, "cpu_seconds": 118.4},
     {"kind": "lab", "name": "boot 2 VM(s) to ssh", "seconds": 44.2, "lab": ".lab-molecule"},
+    {"kind": "lab", "name": "CPU of 2 VM(s), from start to down", "seconds": 1834.5, "lab": ".lab-molecule"},
     {"kind": "playbook", "name": "molecule/default/create.yml", "seconds": 50.1, "scenario": "default"},
     {"kind": "playbook", "name": "molecule/default/converge.yml", "seconds": 300.0, "scenario": "default"},
     {"kind": "playbook", "name": "molecule/default/converge.yml", "seconds": 90.0, "scenario": "default"},
@@ -46,9 +47,10 @@ def test_table(tmp_path):
     assert proc.returncode == 0, proc.stderr
     table = (tmp_path / "timing.md").read_text(encoding="utf-8")
     assert table.strip() == proc.stdout.strip()
-    for line in ("| sanity | 61 s | 0 | 97 % |", "| molecule | 1,500 s (25.0 min) | 0 |  |",
-                 "| **sum of the parts** | **1,561 s (26.0 min)** | | |",
-                 "| **make test, wall clock** | **1,502 s (25.0 min)** | 0 | |",
+    for line in ("| sanity | 61 s | 0 | 97 % | 118 s |\n", "| molecule | 1,500 s (25.0 min) | 0 |  |  |\n",
+                 "| **sum of the parts** | **1,561 s (26.0 min)** | | | |\n",
+                 "| **make test, wall clock** | **1,502 s (25.0 min)** | 0 | | |\n",
+                 "| CPU of 2 VM(s), from start to down | .lab-molecule | 1,834 s (30.6 min) |\n",
                  "| boot 2 VM(s) to ssh | .lab-molecule | 44 s |", "| default | create | 50 s |",
                  "| default | converge | 300 s (5.0 min) |", "| default | idempotence | 90 s |",
                  "| default | side effect | 600 s (10.0 min) |", "| Lab tests \\| memlock | default | 33 s |",
