@@ -236,10 +236,12 @@ def update_persist(entries: dict, port: int, desired: dict, persistent: bool) ->
 
 
 def render_udev_rule() -> str:
+    # "move": the event of a rename (udev's rdma_rename, `rdma dev set NAME name NEW`), under the new name; the "add"
+    # of a device that udev renames at once carries the name the driver gave it
     return (
-        "# Managed by rdma.fabric.roce_mode: when an RDMA device appears and has a file in\n"
+        "# Managed by rdma.fabric.roce_mode: when an RDMA device appears, or is renamed, and has a file in\n"
         f"# {PERSIST_DIR}/, start {UNIT_TEMPLATE}<device>.service to re-apply its RDMA-CM defaults.\n"
-        f'ACTION=="add", SUBSYSTEM=="infiniband", TEST=="{PERSIST_DIR}/%k.conf", '
+        f'ACTION=="add|move", SUBSYSTEM=="infiniband", TEST=="{PERSIST_DIR}/%k.conf", '
         f'TAG+="systemd", ENV{{SYSTEMD_WANTS}}+="{UNIT_TEMPLATE}%k.service"\n'
     )
 
@@ -269,6 +271,7 @@ ARGUMENT_SPEC = dict(
     tos=dict(type="int"),
     dscp=dict(type="int"),
     persistent=dict(type="bool", default=True),
+    follow_rename=dict(type="bool", default=False),
 )
 ARGUMENT_RULES = dict(mutually_exclusive=[("tos", "dscp")])
 
@@ -276,8 +279,8 @@ ARGUMENT_RULES = dict(mutually_exclusive=[("tos", "dscp")])
 def validate_params(params: dict) -> dict:
     """Check every option before anything touches the system.
 
-    Returns {'device', 'port', 'desired', 'persistent'}; desired is the
-    kernel-shaped state of the attributes that were given.
+    Returns {'device', 'port', 'desired', 'persistent', 'follow_rename'}; desired
+    is the kernel-shaped state of the attributes that were given.
     """
     device = _validate.rdma_device_name(params.get("device"), "device")
     port = _validate.port_number(params.get("port"), "port")
@@ -295,7 +298,17 @@ def validate_params(params: dict) -> dict:
     persistent = params.get("persistent")
     if persistent:
         persistable_name(device)
-    return {"device": device, "port": port, "desired": desired_state(mode, tos), "persistent": bool(persistent)}
+    return {"device": device, "port": port, "desired": desired_state(mode, tos), "persistent": bool(persistent),
+            "follow_rename": bool(params.get("follow_rename"))}
+
+
+def carry_persist(old_entries: dict, new_entries: dict) -> dict:
+    """The entries kept for a renamed device: the old name's, with what the new name already keeps winning per value."""
+    merged = {port: dict(attrs) for port, attrs in old_entries.items() if attrs}
+    for port, attrs in new_entries.items():
+        if attrs:
+            merged.setdefault(port, {}).update(attrs)
+    return merged
 
 
 # --- configfs groups (tiny I/O helpers, replaced by emulators in unit tests) ------

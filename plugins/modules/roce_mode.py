@@ -87,6 +87,20 @@ options:
     type: bool
     default: true
     version_added: 0.1.0
+  follow_rename:
+    description:
+      - When O(device) is missing because udev (or anyone) renamed it, and the naming guard finds the new name (see the
+        notes), work on the new name instead of failing, and carry everything over to it.
+      - The values stay with the device in the kernel through a rename; the module reads and sets them under the new
+        name, moves the persistence file to C(/etc/rdma-fabric/roce/<new>.conf) (values already kept for the new name
+        win), and removes the old name's RDMA-CM configfs group, which no longer reaches the device.
+      - From then on the values come back whenever the device appears under its new name, including right after a
+        rename at boot, since the udev rule also acts on rename (C(move)) events.
+      - RV(device) is the new name and RV(renamed_from) the name given. Later runs with the same O(device) find the
+        same new name and change nothing.
+    type: bool
+    default: false
+    version_added: 0.2.0
 notes:
   - Needs configfs support (C(CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS)), which the distribution kernels have.
   - "Renamed devices: udev's RDMA naming rules (rdma-core's C(rdma_rename), see M(rdma.fabric.rdma_link)'s naming
@@ -95,7 +109,7 @@ notes:
     M(rdma.fabric.rdma_link) recorded a netdev for that name (C(/etc/rdma-fabric/links/<device>.conf), with
     C(persistent=true)), the module looks for the device on that netdev, or with the node GUID that netdev's MAC gives,
     and fails in one line naming the old and the new name, the C(rdma_rename) rule and the old configfs group if it is
-    still there. It never follows the new name by itself; the values and their persistence belong to the name given."
+    still there. It follows the new name only with O(follow_rename=true)."
   - Persistence needs systemd and udev.
   - The values apply to RDMA-CM connections (rping, ib_write_bw -R, NCCL with RDMA-CM, NVMe-oF, iSER); applications that
     set their own ToS or use raw verbs are not affected. The mlx5 vendor driver can override all of them with a global
@@ -125,6 +139,13 @@ EXAMPLES = r"""
     dscp: 46
     persistent: false
 
+- name: RoCE v2 on rxe0, following udev's rename of it (a NAME_GUID policy) with the values and their persistence
+  rdma.fabric.roce_mode:
+    device: rxe0
+    mode: v2
+    follow_rename: true
+  register: roce_renamed
+
 - name: Read the current values
   rdma.fabric.roce_mode:
     device: rxe0
@@ -147,10 +168,16 @@ EXAMPLES = r"""
 
 RETURN = r"""
 device:
-  description: The device.
+  description: The device, under its new name when O(follow_rename) followed a rename.
   returned: always
   type: str
   sample: mlx5_0
+renamed_from:
+  description: The name given in O(device) when O(follow_rename) followed a rename to RV(device), else V(null).
+  returned: always
+  type: str
+  version_added: 0.2.0
+  sample: rxe0
 port:
   description: The port.
   returned: always
@@ -245,8 +272,15 @@ def _tool_failed(what):
     return lambda rc, _out, err: f"{what} failed (rc={rc}): {_kit.first_line(err) or 'no message'}"
 
 
-def _check_device(device, port):
+def _check_device(device, port, follow=False, persistent=False):
+    """The device to work on and the name it was renamed from (None when not renamed); fails when it is missing."""
     base = _sysfs.path("class", "infiniband")
+    if follow and not os.path.isdir(os.path.join(base, device)):
+        found = _naming.find_renamed(device)
+        if found is not None:
+            if persistent:
+                _roce.persistable_name(found["new"], "follow_rename", "new device name", "persistent=false")
+            return _check_device(found["new"], port)[0], device
     if not os.path.isdir(os.path.join(base, device)):
         renamed = _naming.renamed_hint(device, _roce.group_path(device))
         if renamed:
@@ -258,6 +292,21 @@ def _check_device(device, port):
     ports = _sysfs.list_dir(os.path.join(base, device, "ports"))
     if str(port) not in ports:
         raise _kit.Failure(f"port: {device} has no port {port} (ports: {', '.join(ports) or 'none'})")
+    return device, None
+
+
+def _drop_orphan_group(kit, old):
+    """Remove the old name's RDMA-CM configfs group (a command line; not in check mode): it no longer reaches the device."""
+    group = _roce.group_path(old)
+    if not os.path.isdir(group):
+        return False
+    kit.record(["rmdir", group])
+    if not kit.module.check_mode:
+        try:
+            _roce.remove_group(group)
+        except OSError as err:
+            kit.module.warn(f"could not remove {group}, the configfs group of the old name {old}: {err.strerror}")
+    return True
 
 
 def _prepare_configfs(kit, actions):
@@ -362,16 +411,19 @@ def _write_values(kit, device, port, writes, made):
         kit.record(["rmdir", group])
 
 
-def _persistence(kit, device, port, desired, persistent):
+def _persistence(kit, device, port, desired, persistent, renamed_from=None):
     """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed).
 
-    Each file is read, compared and (outside check mode) written in turn, so that a failure names the files
-    already written.
+    renamed_from: the device's old name, whose file is carried over to the new name and removed. Each file is read,
+    compared and (outside check mode) written in turn, so that a failure names the files already written.
     """
     root = _sysfs.configfs_root()
     path = _roce.persist_path(device)
     old_text = _kit.read_file(path, what="persistent: ")
     entries = _roce.parse_persist(old_text or "", device, root)
+    carried_text = _kit.read_file(_roce.persist_path(renamed_from), what="persistent: ") if renamed_from else None
+    if carried_text is not None:
+        entries = _roce.carry_persist(_roce.parse_persist(carried_text, renamed_from, root), entries)
     updated = _roce.update_persist(entries, port, desired, persistent)
     new_text = _roce.render_persist(device, root, updated)
     changed = False
@@ -391,6 +443,11 @@ def _persistence(kit, device, port, desired, persistent):
                 kit.write_file(path, new_text, what="persistent: ")
             else:
                 kit.remove_file(path, what="persistent: ")
+    if carried_text is not None:
+        # the new name's file is written first: a failure in between leaves the values kept under both names
+        changed = True
+        if not kit.module.check_mode:
+            kit.remove_file(_roce.persist_path(renamed_from), what="persistent: ")
     return _persisted_view(entries.get(port, {})), _persisted_view(updated.get(port, {})), changed
 
 
@@ -403,9 +460,12 @@ def _persisted_view(attrs):
     return view
 
 
-def _changes(current, after, persisted_before, persisted_after):
-    """The before/after views of the diff: mode, tos (module vocabulary) and the persisted values."""
+def _changes(current, after, persisted_before, persisted_after, rename=None):
+    """The before/after views of the diff: mode, tos (module vocabulary), the persisted values and, when a followed
+    rename moves the old name's persistence file, {'persist_file': (old path, new path)}."""
     changes = _kit.Changes()
+    for key, (before, now) in (rename or {}).items():
+        changes.add(key, before, now)
     for key in ("mode", "tos"):
         changes.add(key, _roce.public_state(current)[key], _roce.public_state(after)[key])
     changes.add("persisted", persisted_before, persisted_after)
@@ -420,9 +480,11 @@ def main():
         # parse and validate; plan: the device, configfs (the kit mounts it and loads rdma_cm outside check mode
         # only; check mode cannot read the values without them), the current values, the writes
         params = _roce.validate_params(module.params)
-        device, port, desired = params["device"], params["port"], params["desired"]
-        _check_device(device, port)
+        port, desired = params["port"], params["desired"]
+        device, renamed_from = _check_device(params["device"], port, params["follow_rename"], params["persistent"])
         ready = _prepare_configfs(kit, actions)
+        # a followed rename: the old name's configfs group reaches nothing any more (check mode: a command line only)
+        dropped = bool(renamed_from) and _drop_orphan_group(kit, renamed_from)
         with _configfs_group(module, device, ready) as made:
             current = _read_current(device, port, ready)
             writes = _roce.writes_needed(current, desired)
@@ -430,13 +492,19 @@ def main():
                 _predict_mode(device, port, writes)
             # apply: the kit writes nothing in check mode, and reads each value back after writing it
             _write_values(kit, device, port, writes, made)
-        persisted_before, persisted_after, persist_changed = _persistence(kit, device, port, desired, params["persistent"])
+        # the persistence file moves with a followed rename (the name itself is RV(renamed_from), the same every run)
+        rename = {}
+        if renamed_from and os.path.exists(_roce.persist_path(renamed_from)):
+            rename["persist_file"] = (_roce.persist_path(renamed_from), _roce.persist_path(device))
+        persisted_before, persisted_after, persist_changed = _persistence(kit, device, port, desired, params["persistent"],
+                                                                          renamed_from)
     after = dict(current, **desired)  # read back: the kit read each written value back and compared it
     state = _roce.public_state(after)
-    changes = _changes(current, after, persisted_before, persisted_after)
+    changes = _changes(current, after, persisted_before, persisted_after, rename)
     kit.exit(
-        bool(writes or actions or persist_changed),
+        bool(writes or actions or persist_changed or dropped),
         device=device,
+        renamed_from=renamed_from,
         port=port,
         mode=state["mode"],
         tos=state["tos"],

@@ -38,6 +38,13 @@ class RdmaCm:
         for port in self.devices[device]:
             self._sync(device, port)
 
+    def rename(self, old, new):
+        """The device renamed (udev's rdma_rename, `rdma dev set OLD name NEW`): its values go with it, a group
+        made under the old name stays and reaches nothing."""
+        self.devices[new] = self.devices.pop(old)
+        for port in self.devices[new]:
+            self.values[(new, port)] = self.values.pop((old, port))
+
     def remove_group(self, group):
         shutil.rmtree(group)
         self.rmdirs.append(os.path.basename(group))

@@ -118,7 +118,7 @@ BASE = {"device": "rxe0", "port": 1, "mode": None, "tos": None, "dscp": None, "p
 )
 def test_validate_params(changes, expected):
     result = _roce.validate_params(dict(BASE, **changes))
-    assert result == {"device": "rxe0", "port": 1, "desired": expected, "persistent": True}
+    assert result == {"device": "rxe0", "port": 1, "desired": expected, "persistent": True, "follow_rename": False}
 
 
 @pytest.mark.parametrize(
@@ -199,10 +199,37 @@ def test_update_persist(entries, port, desired, persistent, expected):
     assert _roce.update_persist(entries, port, desired, persistent) == expected
 
 
+@pytest.mark.parametrize("old, new, expected", [
+    ({1: {"tos": 106}}, {}, {1: {"tos": 106}}),
+    ({}, {1: {"tos": 46}}, {1: {"tos": 46}}),
+    ({1: {"tos": 106, "mode": "RoCE v2"}}, {1: {"tos": 46}}, {1: {"tos": 46, "mode": "RoCE v2"}}),
+    ({1: {"tos": 106}, 2: {"mode": "IB/RoCE v1"}}, {2: {}}, {1: {"tos": 106}, 2: {"mode": "IB/RoCE v1"}}),
+    ({1: {}}, {}, {}),
+])
+def test_carry_persist(old, new, expected):
+    assert _roce.carry_persist(old, new) == expected
+
+
+_ATTRS = st.dictionaries(st.sampled_from(["mode", "tos"]), st.integers(0, 255), max_size=2)
+
+
+@given(old=st.dictionaries(st.integers(1, 4), _ATTRS, max_size=4), new=st.dictionaries(st.integers(1, 4), _ATTRS, max_size=4))
+def test_carry_persist_keeps_every_value_and_the_new_name_wins(old, new):
+    merged = _roce.carry_persist(old, new)
+    for port, attrs in new.items():
+        for attr, value in attrs.items():
+            assert merged[port][attr] == value
+    for port, attrs in old.items():
+        for attr, value in attrs.items():
+            assert merged[port][attr] == new.get(port, {}).get(attr, value)
+    assert all(merged.values())
+    assert old == _roce.carry_persist(old, {}) or not all(old.values())
+
+
 def test_static_files():
     rule = _roce.render_udev_rule()
     assert (
-        'ACTION=="add", SUBSYSTEM=="infiniband", TEST=="/etc/rdma-fabric/roce/%k.conf", '
+        'ACTION=="add|move", SUBSYSTEM=="infiniband", TEST=="/etc/rdma-fabric/roce/%k.conf", '
         'TAG+="systemd", ENV{SYSTEMD_WANTS}+="rdma-fabric-roce@%k.service"\n'
     ) in rule
     unit = _roce.render_unit("/usr/sbin/modprobe", "/usr/bin/systemd-tmpfiles")

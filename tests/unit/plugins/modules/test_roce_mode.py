@@ -636,3 +636,79 @@ def test_missing_device_whose_netdev_carries_nothing(lab):
     _rdma_link_config(netdev="eth2")
     result = run({"device": "rxet", "tos": 106})
     assert result["msg"] == f"device: no RDMA device 'rxet' in {lab.root}/class/infiniband (found: mlx5_0, rxe0, siw0)"
+
+
+# --- follow_rename: the values and their persistence carried to the new name ---------------------------------------
+def _renamed_with_settings(lab, tos=106):
+    """rxe0 set to ToS 106 under the name rxet (persisted, its group left by the boot's tmpfiles), then renamed by
+    udev to GUID_NAME on eth1: the kernel kept the values, the file and the group still name rxet."""
+    lab.rename("rxe0", "rxet")
+    lab.values[("rxet", 1)]["tos"] = tos
+    persist = pathlib.Path(_roce.persist_path("rxet"))
+    persist.parent.mkdir(parents=True, exist_ok=True)
+    persist.write_text(_roce.render_persist("rxet", str(lab.root / "kernel" / "config"), {1: {"tos": tos}}))
+    (lab.root / "kernel" / "config" / "rdma_cm" / "rxet").mkdir()
+    lab.rename("rxet", GUID_NAME)
+    trees.add_rxe(lab.root, name=GUID_NAME, netdev="eth1", slots=2)
+    _rdma_link_config()
+    return persist
+
+
+def test_follow_rename_carries_the_values_and_their_persistence(lab):
+    old_file = _renamed_with_settings(lab)
+    result = run({"device": "rxet", "tos": 106, "follow_rename": True})
+    assert result["changed"] is True and "failed" not in result, result
+    assert (result["device"], result["renamed_from"]) == (GUID_NAME, "rxet")
+    assert (result["tos"], result["persisted"]) == (106, {"tos": 106})
+    assert lab.writes == []  # the kernel kept the value through the rename
+    assert not old_file.exists()
+    new_text = persist_text(GUID_NAME)
+    assert f"/rdma_cm/{GUID_NAME}/ports/1/default_roce_tos - - - - 106" in new_text and "rxet" not in new_text
+    assert "rxet" not in groups(lab) and "rxet" in lab.rmdirs
+    assert f"rmdir {lab.root}/kernel/config/rdma_cm/rxet" in result["commands"]
+    assert result["diff"]["before"]["persist_file"] == str(old_file)
+    assert result["diff"]["after"]["persist_file"] == _roce.persist_path(GUID_NAME)
+    again = run({"device": "rxet", "tos": 106, "follow_rename": True})
+    assert again["changed"] is False and (again["device"], again["renamed_from"]) == (GUID_NAME, "rxet")
+    assert again["diff"]["before"] == again["diff"]["after"] and persist_text(GUID_NAME) == new_text
+
+
+def test_follow_rename_in_check_mode_predicts_and_writes_nothing(lab):
+    old_file = _renamed_with_settings(lab)
+    before = old_file.read_text()
+    result = run({"device": "rxet", "tos": 106, "follow_rename": True}, check=True)
+    assert result["changed"] is True and result["device"] == GUID_NAME and result["persisted"] == {"tos": 106}
+    assert old_file.read_text() == before and persist_text(GUID_NAME) is None
+    assert "rxet" in groups(lab) and "rxet" not in lab.rmdirs and lab.writes == []
+    assert f"rmdir {lab.root}/kernel/config/rdma_cm/rxet" in result["commands"]
+
+
+def test_follow_rename_keeps_what_the_new_name_already_keeps(lab):
+    _renamed_with_settings(lab)
+    root = str(lab.root / "kernel" / "config")
+    pathlib.Path(_roce.persist_path(GUID_NAME)).write_text(_roce.render_persist(GUID_NAME, root, {1: {"tos": 46}}))
+    result = run({"device": "rxet", "mode": "v2", "follow_rename": True})
+    assert result["persisted"] == {"mode": "v2", "tos": 46}
+    assert persist_text(GUID_NAME) == _roce.render_persist(GUID_NAME, root, {1: {"mode": "RoCE v2", "tos": 46}})
+    assert persist_text("rxet") is None
+
+
+def test_follow_rename_sets_new_values_under_the_new_name(lab):
+    _renamed_with_settings(lab)
+    result = run({"device": "rxet", "tos": 46, "follow_rename": True})
+    assert result["changed"] is True and lab.writes == [(GUID_NAME, 1, "default_roce_tos", "46")]
+    assert result["persisted"] == {"tos": 46} and persist_text("rxet") is None
+
+
+def test_follow_rename_without_a_rename_to_follow_fails_as_before(lab):
+    trees.add_netdev(lab.root, "eth2", "52:54:00:77:00:02", 4)
+    _rdma_link_config(netdev="eth2")
+    result = run({"device": "rxet", "tos": 106, "follow_rename": True})
+    assert result["msg"] == f"device: no RDMA device 'rxet' in {lab.root}/class/infiniband (found: mlx5_0, rxe0, siw0)"
+    assert lab.commands == [] and lab.writes == []
+
+
+def test_follow_rename_on_a_present_device_changes_nothing_else(lab):
+    result = run({"device": "rxe0", "tos": 106, "follow_rename": True, "persistent": False})
+    assert result["changed"] is True and result["device"] == "rxe0" and result["renamed_from"] is None
+    assert "persist_file" not in result["diff"]["before"]
