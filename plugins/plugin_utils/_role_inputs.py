@@ -192,10 +192,10 @@ ROLE_VARIABLES = {
 
 # The keys of an entry that a role hands on to a module, and what it puts in for a missing one
 # (the `| default(...)` of the role's task; `| default(omit)` is no entry here).
-LINK_KEYS = ("name", "type", "netdev", "persistent")
-LINK_DEFAULTS = {"type": "rxe", "persistent": True}
-ROCE_KEYS = ("device", "port", "mode", "tos", "dscp", "persistent")
-ROCE_DEFAULTS = {"port": 1, "persistent": True}
+LINK_KEYS = ("name", "type", "netdev", "persistent", "allow_rename")
+LINK_DEFAULTS = {"type": "rxe", "persistent": True, "allow_rename": False}
+ROCE_KEYS = ("device", "port", "mode", "tos", "dscp", "persistent", "follow_rename")
+ROCE_DEFAULTS = {"port": 1, "persistent": True, "follow_rename": False}
 INTERFACE_KEYS = ("netdev", "device", "port")
 TC_KEYS = ("device", "port", "traffic_class", "dscp", "rules", "ttl", "state", "exclusive")
 TC_DEFAULTS = {"port": 1, "state": "present"}
