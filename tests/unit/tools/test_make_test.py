@@ -91,29 +91,6 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
 
 
-def test_three_lanes_the_containers_scenario_after_the_first_parts(tmp_path):
-    proc, lines, rows = run(tmp_path, "3")
-    assert proc.returncode == 0, proc.stderr
-    fields = {line.split()[1]: line.split()[2:] for line in lines if line.startswith("start ")}
-    assert sorted(fields) == sorted(ALL)
-    second = FIRST + ["molecule-containers"]
-    own = os.nice(0)
-    assert all(int(fields[part][0]) == min(19, own + 19) for part in NOLAB), fields
-    assert all(int(fields[part][0]) == own for part in second + LAB[:2]), fields
-    sessions = [{fields[part][1] for part in lane} for lane in (LAB[:2], second, NOLAB)]
-    assert all(len(session) == 1 for session in sessions) and len(set.union(*sessions)) == 3, sessions
-    assert {fields[part][2] for part in NOLAB} == {"19"} and {fields[part][2] for part in second} == {"0"}, fields
-    assert {values[3] for values in fields.values()} == {"/dev/null"}, fields
-    for lane in (LAB[:2], second, NOLAB):
-        assert [line.split()[1] for line in lines if line.startswith("start ") and line.split()[1] in lane] == lane
-    assert "output of molecule\n" in proc.stdout and "output of molecule-containers" not in proc.stdout
-    assert sorted(row["name"] for row in rows if row["kind"] == "phase") == sorted(ALL)
-    assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
-    (tmp_path / "failing").mkdir()
-    failed, _lines, rows = run(tmp_path / "failing", "3", "molecule-containers")
-    assert failed.returncode == 1 and "[failed] molecule-containers:" in failed.stderr
-
-
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     proc, lines, rows = run(tmp_path, "1")
     assert proc.returncode == 0, proc.stderr
