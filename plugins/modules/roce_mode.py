@@ -412,9 +412,8 @@ def _write_values(kit, device, port, writes, made):
 
 
 def _persistence(kit, device, port, desired, persistent, renamed_from=None):
-    """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed).
-
-    renamed_from: the device's old name, whose file is carried over to the new name and removed. Each file is read,
+    """Update the device's persistence file (and the shared rule and unit); returns (before, after, changed, moved):
+    moved is (old file, new file) when renamed_from, the device's old name, had a file, carried over and removed. Each file is read,
     compared and (outside check mode) written in turn, so that a failure names the files already written.
     """
     root = _sysfs.configfs_root()
@@ -448,7 +447,8 @@ def _persistence(kit, device, port, desired, persistent, renamed_from=None):
         changed = True
         if not kit.module.check_mode:
             kit.remove_file(_roce.persist_path(renamed_from), what="persistent: ")
-    return _persisted_view(entries.get(port, {})), _persisted_view(updated.get(port, {})), changed
+    moved = (_roce.persist_path(renamed_from), path) if carried_text is not None else None
+    return _persisted_view(entries.get(port, {})), _persisted_view(updated.get(port, {})), changed, moved
 
 
 def _persisted_view(attrs):
@@ -460,12 +460,12 @@ def _persisted_view(attrs):
     return view
 
 
-def _changes(current, after, persisted_before, persisted_after, rename=None):
+def _changes(current, after, persisted_before, persisted_after, moved=None):
     """The before/after views of the diff: mode, tos (module vocabulary), the persisted values and, when a followed
-    rename moves the old name's persistence file, {'persist_file': (old path, new path)}."""
+    rename moves the old name's persistence file, persist_file (moved: (old path, new path))."""
     changes = _kit.Changes()
-    for key, (before, now) in (rename or {}).items():
-        changes.add(key, before, now)
+    if moved:
+        changes.add("persist_file", *moved)
     for key in ("mode", "tos"):
         changes.add(key, _roce.public_state(current)[key], _roce.public_state(after)[key])
     changes.add("persisted", persisted_before, persisted_after)
@@ -493,14 +493,11 @@ def main():
             # apply: the kit writes nothing in check mode, and reads each value back after writing it
             _write_values(kit, device, port, writes, made)
         # the persistence file moves with a followed rename (the name itself is RV(renamed_from), the same every run)
-        rename = {}
-        if renamed_from and os.path.exists(_roce.persist_path(renamed_from)):
-            rename["persist_file"] = (_roce.persist_path(renamed_from), _roce.persist_path(device))
-        persisted_before, persisted_after, persist_changed = _persistence(kit, device, port, desired, params["persistent"],
-                                                                          renamed_from)
+        persisted_before, persisted_after, persist_changed, moved = _persistence(kit, device, port, desired,
+                                                                                 params["persistent"], renamed_from)
     after = dict(current, **desired)  # read back: the kit read each written value back and compared it
     state = _roce.public_state(after)
-    changes = _changes(current, after, persisted_before, persisted_after, rename)
+    changes = _changes(current, after, persisted_before, persisted_after, moved)
     kit.exit(
         bool(writes or actions or persist_changed or dropped),
         device=device,
