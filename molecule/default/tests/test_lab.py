@@ -41,6 +41,22 @@ def test_configfs_rdma_cm_is_present(name, request):
     assert host.file("/sys/kernel/config/rdma_cm").is_directory
 
 
+@pytest.mark.parametrize("name", ["vm1", "vm2"])
+def test_the_boot_left_out_what_labctl_trimmed(name, request):
+    """labctl's kernel command line masks units and blacklists modules the lab has no use for: systemd took
+    the masks, udev loaded none of those modules, and a load by name still works (only aliases are blocked)."""
+    host = request.getfixturevalue(name)
+    words = host.file("/proc/cmdline").content_string.split()
+    masks = [word.split("=", 1)[1] for word in words if word.startswith("systemd.mask=")]
+    blacklist = [module for word in words if word.startswith("modprobe.blacklist=") for module in word.split("=", 1)[1].split(",")]
+    assert "getty@tty1.service" in masks and "kvm_amd" in blacklist, words
+    states = host.run(f"systemctl is-enabled {' '.join(masks)}").stdout.split()
+    assert states == ["masked-runtime"] * len(masks), dict(zip(masks, states))
+    loaded = {line.split()[0] for line in host.file("/proc/modules").content_string.splitlines()}
+    assert not loaded & set(blacklist), sorted(loaded & set(blacklist))
+    assert "kvm.ko" in host.check_output("modprobe -n -v kvm_amd")
+
+
 def _listening(host, program: str) -> bool:
     """rping listens with an RDMA-CM ID, the verbs tools on TCP port 18515."""
     if program == "rping":

@@ -43,8 +43,17 @@ def labctl(tmp_path, what="argv", **env):
     return json.loads(proc.stdout)
 
 
-def before(tmp_path, index):
-    """vmN's argv as labctl wrote it before LAB_DATA_NICS existed (two VMs, port base 4000)."""
+# What every boot leaves out (labctl's BOOT_MASKED and BOOT_UNLOADED), written out here so that a change is deliberate.
+TRIM = (" systemd.mask=getty@tty1.service systemd.mask=modprobe@drm.service systemd.mask=modprobe@efi_pstore.service"
+        " systemd.mask=systemd-pstore.service systemd.mask=systemd-binfmt.service"
+        " systemd.mask=proc-sys-fs-binfmt_misc.automount systemd.mask=ldconfig.service"
+        " systemd.mask=systemd-journal-catalog-update.service systemd.mask=e2scrub_reap.service"
+        " systemd.mask=nfs-blkmap.service"
+        " modprobe.blacklist=kvm_amd,kvm,ccp,ahci,psmouse,serio_raw,pcspkr,i2c_i801,lpc_ich,iTCO_wdt,vmw_vsock_vmci_transport,vmw_vmci,qemu_fw_cfg,efi_pstore")
+
+
+def before(tmp_path, index, trim=TRIM):
+    """vmN's argv as labctl wrote it before LAB_DATA_NICS existed (two VMs, port base 4000), with the boot trim."""
     run = f"{tmp_path}/lab/vm{index}"
     peer = 5000 + (2 if index == 1 else 1)
     return [
@@ -53,7 +62,7 @@ def before(tmp_path, index):
         "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "512",
         "-kernel", "/img/vmlinuz", "-initrd", "/img/initrd.img",
         "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
-                   f"systemd.hostname=vm{index} lab.data_netdev=eth1 lab.data_ip=169.254.77.{index}/24",
+                   f"systemd.hostname=vm{index} lab.data_netdev=eth1 lab.data_ip=169.254.77.{index}/24" + trim,
         "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{3999 + index}-:22",
         "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:0{index}",
@@ -68,6 +77,23 @@ def before(tmp_path, index):
 @pytest.mark.parametrize("setting", [{}, {"LAB_DATA_NICS": "1"}], ids=["unset", "one"])
 def test_one_data_nic_leaves_the_argv_as_it_was(tmp_path, setting):
     assert labctl(tmp_path, LAB_VMS="2", **setting) == [before(tmp_path, 1), before(tmp_path, 2)]
+
+
+def test_lab_boot_trim_0_boots_with_everything_the_image_has(tmp_path):
+    assert labctl(tmp_path, LAB_VMS="2", LAB_BOOT_TRIM="0") == [before(tmp_path, 1, trim=""), before(tmp_path, 2, trim="")]
+
+
+@pytest.mark.parametrize("setting", [{}, {"LAB_PCIE": "1"}, {"LAB_DOCKER": "1"}], ids=["plain", "pcie", "docker"])
+def test_the_boot_trim_is_well_formed_and_fits_the_command_line(tmp_path, setting):
+    for argv in labctl(tmp_path, LAB_VMS="2", **setting):
+        words = argv[argv.index("-append") + 1].split(" ")
+        masks = [word.split("=", 1)[1] for word in words if word.startswith("systemd.mask=")]
+        assert masks and all(unit.endswith((".service", ".automount")) and "/" not in unit for unit in masks), masks
+        assert len(masks) == len(set(masks))
+        blacklist = [word for word in words if word.startswith("modprobe.blacklist=")]
+        assert len(blacklist) == 1 and "kvm" in blacklist[0].split("=", 1)[1].split(",")
+        # the kernel keeps 2,048 bytes of an x86 command line; what is longer is cut off
+        assert len(argv[argv.index("-append") + 1]) < 2048
 
 
 def test_second_data_nic_is_a_socket_pair_of_its_own_between_the_two_vms(tmp_path):
