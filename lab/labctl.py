@@ -286,6 +286,15 @@ def pcie_argv(index: int, data_nic: str) -> tuple:
              "-device", f"{data_nic},bus=rp1,ats=on"])
 
 
+# The emulated CPU: qemu64 (x86-64 baseline, which Debian 12 and 13 build for), not max. Under TCG every feature
+# max adds is one more thing to emulate: 5-level paging, PKU and the AVX state in every context switch, AVX2 string
+# and hash routines in glibc and coreutils. One-VM labs of each model started at the same moment and given the same
+# work at the same moment (benchmarks/README.md, 2026-12-02): qemu64 booted with 15-18 % less guest CPU (trixie 71-77
+# against 86-87 CPU-s, bookworm 51 against 61), an ansible ping cost 8-14 % less, 200 fork-execs 5-15 % less.
+# LAB_CPU names another model (for such comparisons).
+CPU_MODEL = os.environ.get("LAB_CPU") or "qemu64"
+
+
 # What every boot leaves out: work for hardware and services the lab does not have. Under TCG a boot costs
 # 45-80 CPU-seconds and make test boots 13 times; two VMs booted side by side, one with this and one without
 # (LAB_BOOT_TRIM=0), reached "running" with 5.4-7.5 CPU-s less on trixie and 2.7-5.1 less on bookworm
@@ -337,7 +346,7 @@ def qemu_argv(index: int, img: str) -> list:
         shutil.which("qemu-system-x86_64") or "qemu-system-x86_64",
         "-name", f"rdma-fabric-lab-{name}",
         "-nodefaults", "-display", "none", "-machine", "q35",
-        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", str(memory_mib()),
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", CPU_MODEL, "-smp", "1", "-m", str(memory_mib()),
         *iommu,
         "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
         "-append", append,

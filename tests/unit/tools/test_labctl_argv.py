@@ -59,7 +59,7 @@ def before(tmp_path, index, trim=TRIM):
     return [
         "qemu-system-x86_64", "-name", f"rdma-fabric-lab-vm{index}",
         "-nodefaults", "-display", "none", "-machine", "q35",
-        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max", "-smp", "1", "-m", "512",
+        "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "qemu64", "-smp", "1", "-m", "512",
         "-kernel", "/img/vmlinuz", "-initrd", "/img/initrd.img",
         "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
                    f"systemd.hostname=vm{index} lab.data_netdev=eth1 lab.data_ip=169.254.77.{index}/24" + trim,
@@ -81,6 +81,14 @@ def test_one_data_nic_leaves_the_argv_as_it_was(tmp_path, setting):
 
 def test_lab_boot_trim_0_boots_with_everything_the_image_has(tmp_path):
     assert labctl(tmp_path, LAB_VMS="2", LAB_BOOT_TRIM="0") == [before(tmp_path, 1, trim=""), before(tmp_path, 2, trim="")]
+
+
+def test_lab_cpu_names_another_model_and_only_that_changes(tmp_path):
+    argvs = labctl(tmp_path, LAB_VMS="2", LAB_CPU="max")
+    for index, argv in enumerate(argvs, start=1):
+        old = before(tmp_path, index)
+        at = old.index("-cpu") + 1
+        assert argv[at] == "max" and argv[:at] + argv[at + 1:] == old[:at] + old[at + 1:]
 
 
 @pytest.mark.parametrize("setting", [{}, {"LAB_PCIE": "1"}, {"LAB_DOCKER": "1"}], ids=["plain", "pcie", "docker"])
