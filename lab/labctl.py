@@ -44,6 +44,11 @@ Environment:
                    eth1 and eth2 in bond0). Two VMs only, and not with LAB_PCIE (default 1)
     LAB_BOOT_TRIM  0: boot with every unit and module the image has, for comparison or to rule the trim
                    out (default 1: BOOT_MASKED runtime-masked, BOOT_UNLOADED not auto-loaded)
+    LAB_RESUME     0: always boot the VMs from their kernel (default 1: the first boot of a lab whose
+                   VMs are set up alike is saved in the image cache once it has finished, and later
+                   labs of the same setup resume that saved boot instead of booting again; see
+                   resume_vms())
+    LAB_CPU        the emulated CPU model (default qemu64; see CPU_MODEL)
 
 Standard output carries only what callers consume: the image directory (image),
 the inventory path (up), the status lines (status), the remote command's output
@@ -66,6 +71,7 @@ import json
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -93,6 +99,7 @@ HOSTS_PER_VM = int(os.environ.get("LAB_HOSTS_PER_VM") or _SAVED.get("hosts_per_v
 DOCKER = (os.environ.get("LAB_DOCKER") or str(_SAVED.get("docker", 0))) == "1"
 PCIE = (os.environ.get("LAB_PCIE") or str(_SAVED.get("pcie", 0))) == "1"
 BOOT_TRIMMED = os.environ.get("LAB_BOOT_TRIM", "1") != "0"
+RESUME = os.environ.get("LAB_RESUME", "1") != "0"
 _DATA_NICS = str(os.environ.get("LAB_DATA_NICS") or _SAVED.get("data_nics", 1))
 DATA_NICS = int(_DATA_NICS) if _DATA_NICS in ("1", "2") else 0  # 0: not supported, check_settings() says so
 SUITES = ("bookworm", "trixie", "trixie-backports")
@@ -357,34 +364,209 @@ def qemu_argv(index: int, img: str) -> list:
         *data_nic,
         *second_nic_argv(index),
         "-device", "virtio-rng-pci",
+        # a new generation ID whenever a saved boot is resumed: the guest kernel reseeds its RNG (resume_vms())
+        "-device", "vmgenid,guid=auto",
         *(["-drive", f"file={img}/container.tar,if=virtio,format=raw,readonly=on",
            "-drive", f"file={docker_disk(index, img)},if=virtio,format={'qcow2' if docker_cached(img) else 'raw'},"
            "cache=unsafe"] if DOCKER else []),
         "-serial", f"file:{run}/console.log", "-monitor", "none",
+        "-qmp", f"unix:{run}/qmp.sock,server=on,wait=off",
         "-pidfile", f"{run}/qemu.pid", "-daemonize",
     ]
 
 
-def start_vm(index: int, img: str) -> None:
+def start_vm(index: int, img: str, saved: str = "") -> bool:
+    """Start vmN: boot it, or resume the boot saved in the directory saved. False when it was already running."""
     name = f"vm{index}"
     run = os.path.join(LAB_DIR, name)
     if pid_alive(os.path.join(run, "qemu.pid")):
         say(f"{name}: already running")
-        return
+        return False
     os.makedirs(run, exist_ok=True)
     disk = os.path.join(run, "disk.qcow2")
     if os.path.exists(disk):
         os.unlink(disk)
-    subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", os.path.join(img, "base.img"), disk],
-        check=True,
-    )
-    if DOCKER:
-        make_docker_disk(index, img)
-    proc = subprocess.run(qemu_argv(index, img), capture_output=True, text=True, check=False)
+    argv = qemu_argv(index, img)
+    if saved:
+        # the disks as the saved lab left them (overlays on the same base.img and Docker store), the saved memory and devices
+        copies = [(f"{name}.qcow2", disk)] + ([(f"{name}-docker.qcow2", docker_disk(index, img))] if DOCKER else [])
+        for source, target in copies:
+            if subprocess.run(["cp", "--sparse=always", os.path.join(saved, source), target], check=False).returncode:
+                raise LabError(f"{name}: the saved boot {saved} cannot be copied; remove it, or LAB_RESUME=0 boots")
+        argv += ["-incoming", f"exec:cat {shlex.quote(os.path.join(saved, f'{name}.state'))}"]
+    else:
+        subprocess.run(
+            ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", os.path.join(img, "base.img"), disk],
+            check=True,
+        )
+        if DOCKER:
+            make_docker_disk(index, img)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise LabError(f"{name}: qemu failed to start: {proc.stderr.strip()}")
-    say(f"{name}: started, ssh 127.0.0.1:{ssh_port(index)}, data {data_ip(index)}")
+    say(f"{name}: {'resumed' if saved else 'started'}, ssh 127.0.0.1:{ssh_port(index)}, data {data_ip(index)}")
+    return True
+
+
+# --- saved boots -------------------------------------------------------------
+# A boot costs a VM 45-90 CPU-seconds of emulation (and starting the Docker engines 40 more), and every lab of
+# make test boots VMs that are set up alike each time. The first lab of a setup is saved in the image cache once
+# it is up (save_boot, after the boot has finished and the Docker engines or the scale hosts have started: every
+# VM's memory and devices through QEMU's migration to a file, its disk overlays copied), and later labs of the
+# same setup start from there (start_vm with -incoming) instead of booting: what runs is the same kernel and the
+# same userland, only the boot is not done again. The saved boot is tied to everything that shaped it
+# (boot_key): QEMU's version, the image's files and every VM's full QEMU command line (the lab directory's
+# paths left out), so a change of any of them boots afresh and saves again. A resumed VM gets the controller's
+# clock (its own stood still since the save) and a new VM generation ID, on which Linux reseeds its RNG.
+# Reboots inside a lab are real boots. LAB_RESUME=0 always boots.
+SAVED_BOOTS_KEPT = 4
+SAVED_BOOT_FORMAT = 2  # what a saved boot holds: 2 = memory and devices, disk overlay, Docker disk overlay (LAB_DOCKER)
+
+
+def boot_key(img: str) -> str:
+    """What a saved boot must match to be resumed: QEMU's version, the image's files, every VM's QEMU argv."""
+    qemu = shutil.which("qemu-system-x86_64") or "qemu-system-x86_64"
+    try:
+        version = subprocess.run([qemu, "--version"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        version = ""
+    digest = hashlib.sha256(f"saved boot {SAVED_BOOT_FORMAT}\n{version.splitlines()[0] if version else ''}\n".encode())
+    names = ["base.img", "vmlinuz", "initrd.img"] + (["container.tar", "docker-store.img"] if DOCKER else [])
+    for name in names:
+        try:
+            info = os.stat(os.path.join(img, name))  # through links: the first-run test's stand-in links the real image
+        except OSError:
+            digest.update(f"{name} missing\n".encode())
+            continue
+        digest.update(f"{name} {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns}\n".encode())
+    for index in range(1, NVMS + 1):
+        argv = [word.replace(LAB_DIR, "@LAB_DIR@") for word in qemu_argv(index, img)]
+        digest.update(json.dumps(argv).encode())
+    return digest.hexdigest()[:16]
+
+
+def saved_boot(img: str, key: str) -> str:
+    """The directory of the saved boot with this key, or "" when there is none."""
+    path = os.path.join(img, "booted", key)
+    if not os.path.exists(os.path.join(path, "complete")):
+        return ""
+    os.utime(os.path.join(path, "complete"))  # the saved boots used last are the ones kept
+    return path
+
+
+def qmp(index: int, *commands: dict) -> list:
+    """Run QMP commands on vmN's QEMU in order; their return values. A command QEMU refuses raises LabError."""
+    path = os.path.join(LAB_DIR, f"vm{index}", "qmp.sock")
+    values = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(120)
+        sock.connect(path)
+        with sock.makefile("rwb") as stream:
+
+            def reply() -> dict:
+                while True:
+                    line = stream.readline()
+                    if not line:
+                        raise LabError(f"vm{index}: QEMU closed its QMP socket")
+                    message = json.loads(line)
+                    if "event" not in message:
+                        return message
+
+            reply()  # the greeting
+            for command in ({"execute": "qmp_capabilities"},) + commands:
+                stream.write(json.dumps(command).encode() + b"\n")
+                stream.flush()
+                message = reply()
+                if "error" in message:
+                    raise LabError(f"vm{index}: QMP {command['execute']}: {message['error'].get('desc', message)}")
+                values.append(message.get("return"))
+    return values[1:]
+
+
+def run_resumed() -> None:
+    """Let every resumed VM run once QEMU has read its saved memory (it was saved stopped, so it arrives paused)."""
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    for index in range(1, NVMS + 1):
+        while True:
+            status = qmp(index, {"execute": "query-status"})[0].get("status")
+            if status == "running":
+                break
+            if status == "paused":
+                qmp(index, {"execute": "cont"})
+                break
+            if status != "inmigrate" or time.monotonic() > deadline:
+                raise LabError(f"vm{index}: the saved boot was not resumed (QEMU's state: {status}); LAB_RESUME=0 boots instead")
+            time.sleep(0.2)
+
+
+def set_clocks() -> None:
+    """Give every VM the controller's time (a resumed or saved VM's clock stood still while it was stopped)."""
+    for index in range(1, NVMS + 1):
+        subprocess.run(ssh_argv(index, f"date -u -s @{time.time():.3f} >/dev/null"), check=True, capture_output=True,
+                       timeout=60)
+
+
+def save_boot(img: str, key: str) -> None:
+    """Keep the lab's finished boot in the image cache (see above); a failed save is said, not fatal."""
+    start = time.monotonic()
+    for index in range(1, NVMS + 1):
+        proc = subprocess.run(ssh_argv(index, "timeout 300 systemctl is-system-running --wait"), capture_output=True,
+                              text=True, timeout=330, check=False)
+        if proc.stdout.strip() != "running":
+            say(f"vm{index}: the boot ended {proc.stdout.strip() or 'without an answer'}, not running: not saved")
+            return
+    root = os.path.join(img, "booted")
+    os.makedirs(root, exist_ok=True)
+    tmp = os.path.join(root, f"{key}.partial.{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    stopped = []
+    try:
+        for index in range(1, NVMS + 1):
+            name = f"vm{index}"
+            state = os.path.join(tmp, f"{name}.state")
+            stopped.append(index)
+            qmp(index, {"execute": "stop"},
+                {"execute": "migrate-set-parameters", "arguments": {"max-bandwidth": 2 ** 34}},
+                {"execute": "migrate", "arguments": {"uri": f"exec:cat > {shlex.quote(state)}"}})
+            deadline = time.monotonic() + 300
+            while True:
+                info = qmp(index, {"execute": "query-migrate"})[0]
+                if info.get("status") == "completed":
+                    break
+                if info.get("status") in ("failed", "cancelled") or time.monotonic() > deadline:
+                    raise LabError(f"{name}: its memory was not saved ({info.get('status')}: {info.get('error-desc', '')})")
+                time.sleep(0.2)
+            # QEMU has flushed the disks at the end of the migration; the VM still stands
+            subprocess.run(["cp", "--sparse=always", os.path.join(LAB_DIR, name, "disk.qcow2"),
+                            os.path.join(tmp, f"{name}.qcow2")], check=True)
+            if DOCKER:
+                subprocess.run(["cp", "--sparse=always", docker_disk(index, img), os.path.join(tmp, f"{name}-docker.qcow2")],
+                               check=True)
+            qmp(index, {"execute": "cont"})
+            stopped.remove(index)
+        with open(os.path.join(tmp, "complete"), "w", encoding="utf-8") as done:
+            done.write(f"{time.monotonic() - start:.0f}\n")
+        target = os.path.join(root, key)
+        if os.path.exists(target):
+            shutil.rmtree(tmp)
+        else:
+            os.rename(tmp, target)
+    except (LabError, OSError, ValueError, subprocess.CalledProcessError) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for index in stopped:
+            qmp(index, {"execute": "cont"})
+        say(f"the boot was not saved for resuming: {exc}")
+        return
+    set_clocks()
+    kept = sorted((entry for entry in os.listdir(root) if os.path.exists(os.path.join(root, entry, "complete"))),
+                  key=lambda entry: os.path.getmtime(os.path.join(root, entry, "complete")), reverse=True)
+    for entry in kept[SAVED_BOOTS_KEPT:]:
+        shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
+    size = sum(os.stat(os.path.join(target, name)).st_blocks * 512 for name in os.listdir(target))
+    say(f"the finished boot is saved for the next labs like this one ({size // 2**20} MiB, "
+        f"{time.monotonic() - start:.0f}s): {target}")
+    record("lab", f"boot of {NVMS} VM(s) saved for resuming", time.monotonic() - start)
 
 
 def ssh_argv(index: int, *command: str) -> list:
@@ -514,6 +696,9 @@ def docker_ping(path: str) -> bool:
 # The engine is masked in the image; the container image comes from the read-only
 # second disk (the image's container.tar), imported once per boot.
 DOCKER_SETUP = (
+    # a resumed lab (see save_boot) has its engine running and the image imported
+    f"if systemctl -q is-active docker.service; then docker image inspect --format '{{{{.Size}}}}' {CONTAINER_IMAGE}; "
+    "exit; fi; "
     "set -e; mkdir -p /var/lib/docker; mountpoint -q /var/lib/docker || mount /dev/vdc /var/lib/docker; "
     # what a Docker host gives its RDMA containers: /dev/infiniband exists before they start
     "modprobe -a ib_uverbs rdma_ucm; "
@@ -714,15 +899,26 @@ def cmd_up() -> None:
     os.chmod(os.path.join(LAB_DIR, "id_ed25519"), 0o600)
     start = time.monotonic()
     start_hub()
-    for index in range(1, NVMS + 1):
-        start_vm(index, img)
+    key = boot_key(img) if RESUME else ""
+    saved = saved_boot(img, key) if key else ""
+    # the first lab with Docker seeds the image's Docker store, and the labs after it have another Docker disk
+    seeding = DOCKER and not docker_cached(img)
+    started = [start_vm(index, img, saved) for index in range(1, NVMS + 1)]
+    if saved and any(started):
+        run_resumed()
     wait_for_ssh(start)
+    if saved and any(started):
+        set_clocks()
     wait_for_data_nics(start)
-    record("lab", f"boot {NVMS} VM(s) to ssh", time.monotonic() - start, **({"pcie": 1} if PCIE else {}))
+    record("lab", f"{'resume' if saved else 'boot'} {NVMS} VM(s) to ssh", time.monotonic() - start,
+           **({"pcie": 1} if PCIE else {}))
     if DOCKER:
         start_docker(img)
     if HOSTS_PER_VM:
         start_hosts()
+    # the whole lab as it is now (the engines and the scale hosts included), when every VM was booted here
+    if key and not saved and all(started) and not seeding:
+        save_boot(img, key)
     path = write_inventory()
     say(f"{NVMS} VM(s) up in {time.monotonic() - start:.0f}s")
     result(path)

@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""lab/labctl's QEMU command lines: the second data NIC (LAB_DATA_NICS=2) and nothing new without it.
+"""lab/labctl's QEMU command lines (the second data NIC, LAB_DATA_NICS=2, and nothing new without it) and the key of a saved boot.
 
 labctl reads its settings from the environment when it is imported, so each case imports it in a
 child Python with the environment of that case and prints qemu_argv as JSON.
@@ -30,6 +30,8 @@ PROBE = (
     "        print(json.dumps(str(err)))\n"
     "    else:\n"
     "        print(json.dumps(None))\n"
+    "elif sys.argv[2] == 'key':\n"
+    "    print(json.dumps(lab.boot_key('/img')))\n"
     "else:\n"
     "    print(json.dumps([lab.qemu_argv(i, '/img') for i in range(1, lab.NVMS + 1)]))\n"
 )
@@ -68,8 +70,9 @@ def before(tmp_path, index, trim=TRIM):
         "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:0{index}",
         "-netdev", f"socket,id=data,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{5000 + index}",
         "-device", f"virtio-net-pci,netdev=data,mac=52:54:00:77:00:0{index}",
-        "-device", "virtio-rng-pci",
+        "-device", "virtio-rng-pci", "-device", "vmgenid,guid=auto",
         "-serial", f"file:{run}/console.log", "-monitor", "none",
+        "-qmp", f"unix:{run}/qmp.sock,server=on,wait=off",
         "-pidfile", f"{run}/qemu.pid", "-daemonize",
     ]
 
@@ -136,3 +139,13 @@ def test_settings_that_do_not_fit_fail_in_one_line(tmp_path, env, words):
         assert message is None
     else:
         assert words in message and "\n" not in message
+
+
+def test_a_saved_boot_is_keyed_by_the_setup_not_by_the_lab_directory(tmp_path):
+    """boot_key: the same setup in another lab directory resumes the same saved boot; any other setup does not."""
+    base = labctl(tmp_path, "key", LAB_VMS="2")
+    assert base == labctl(tmp_path, "key", LAB_VMS="2", LAB_DIR=str(tmp_path / "elsewhere"))
+    others = [labctl(tmp_path, "key", LAB_VMS="2", **setting) for setting in (
+        {"LAB_DATA_NICS": "2"}, {"LAB_PCIE": "1"}, {"LAB_DOCKER": "1"}, {"LAB_BOOT_TRIM": "0"}, {"LAB_CPU": "max"},
+        {"LAB_PORT_BASE": "4100"})] + [labctl(tmp_path, "key", LAB_VMS="1")]
+    assert base not in others and len(set(others)) == len(others), others
