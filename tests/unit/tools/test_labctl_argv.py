@@ -63,7 +63,7 @@ def before(tmp_path, index, trim=TRIM):
         "-nodefaults", "-display", "none", "-machine", "q35",
         "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "qemu64", "-smp", "1", "-m", "512",
         "-kernel", "/img/vmlinuz", "-initrd", "/img/initrd.img",
-        "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet "
+        "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet no_timer_check "
                    f"systemd.hostname=vm{index} lab.data_netdev=eth1 lab.data_ip=169.254.77.{index}/24" + trim,
         "-drive", f"file={run}/disk.qcow2,if=virtio,format=qcow2,cache=unsafe",
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{3999 + index}-:22",
