@@ -908,13 +908,14 @@ def cmd_up() -> None:
     # the first lab with Docker seeds the image's Docker store, and the labs after it have another Docker disk
     seeding = DOCKER and not docker_cached(img)
     started = [start_vm(index, img, saved) for index in range(1, NVMS + 1)]
-    if saved and any(started):
+    resumed = bool(saved) and any(started)
+    if resumed:
         run_resumed()
     wait_for_ssh(start)
-    if saved and any(started):
+    if resumed:
         set_clocks()
     wait_for_data_nics(start)
-    record("lab", f"{'resume' if saved else 'boot'} {NVMS} VM(s) to ssh", time.monotonic() - start,
+    record("lab", f"{'resume' if resumed else 'boot'} {NVMS} VM(s) to ssh", time.monotonic() - start,
            **({"pcie": 1} if PCIE else {}))
     if DOCKER:
         start_docker(img)
