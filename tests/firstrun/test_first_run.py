@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -96,6 +97,8 @@ def lab(real_image, tmp_path_factory):
         yield proc, env
     finally:
         down = run([LABCTL, "down"], env, timeout=300)
+        # the saved boot in this cache is about 430 MiB, and pytest keeps its last three runs' directories
+        shutil.rmtree(cache, ignore_errors=True)
         assert down.returncode == 0, down.stderr
 
 
