@@ -44,10 +44,9 @@ Environment:
                    eth1 and eth2 in bond0). Two VMs only, and not with LAB_PCIE (default 1)
     LAB_BOOT_TRIM  0: boot with every unit and module the image has, for comparison or to rule the trim
                    out (default 1: BOOT_MASKED runtime-masked, BOOT_UNLOADED not auto-loaded)
-    LAB_RESUME     0: always boot the VMs from their kernel (default 1: the first boot of a lab whose
-                   VMs are set up alike is saved in the image cache once it has finished, and later
-                   labs of the same setup resume that saved boot instead of booting again; see
-                   resume_vms())
+    LAB_RESUME     0: always boot the VMs from their kernel (default 1: the first lab of a setup is
+                   saved in the image cache once it is up, and later labs of the same setup resume
+                   it instead of booting again; see save_boot())
     LAB_CPU        the emulated CPU model (default qemu64; see CPU_MODEL)
 
 Standard output carries only what callers consume: the image directory (image),
@@ -296,7 +295,7 @@ def pcie_argv(index: int, data_nic: str) -> tuple:
 # The emulated CPU: qemu64 (x86-64 baseline, which Debian 12 and 13 build for), not max. Under TCG every feature
 # max adds is one more thing to emulate: 5-level paging, PKU and the AVX state in every context switch, AVX2 string
 # and hash routines in glibc and coreutils. One-VM labs of each model started at the same moment and given the same
-# work at the same moment (benchmarks/README.md, 2026-12-02): qemu64 booted with 15-18 % less guest CPU (trixie 71-77
+# work at the same moment (benchmarks/README.md, 2026-12-02): qemu64 booted with 12-18 % less guest CPU (trixie 71-77
 # against 86-87 CPU-s, bookworm 51 against 61), an ansible ping cost 8-14 % less, 200 fork-execs 5-15 % less.
 # LAB_CPU names another model (for such comparisons).
 CPU_MODEL = os.environ.get("LAB_CPU") or "qemu64"
@@ -368,7 +367,7 @@ def qemu_argv(index: int, img: str) -> list:
         *data_nic,
         *second_nic_argv(index),
         "-device", "virtio-rng-pci",
-        # a new generation ID whenever a saved boot is resumed: the guest kernel reseeds its RNG (resume_vms())
+        # a new generation ID whenever a saved boot is resumed: the guest kernel reseeds its RNG (save_boot())
         "-device", "vmgenid,guid=auto",
         *(["-drive", f"file={img}/container.tar,if=virtio,format=raw,readonly=on",
            "-drive", f"file={docker_disk(index, img)},if=virtio,format={'qcow2' if docker_cached(img) else 'raw'},"
