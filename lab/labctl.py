@@ -392,8 +392,7 @@ def start_vm(index: int, img: str, saved: str = "") -> bool:
     argv = qemu_argv(index, img)
     if saved:
         # the disks as the saved lab left them (overlays on the same base.img and Docker store), the saved memory and devices
-        copies = [(f"{name}.qcow2", disk)] + ([(f"{name}-docker.qcow2", docker_disk(index, img))] if DOCKER else [])
-        for source, target in copies:
+        for source, target in saved_disks(index, img):
             if subprocess.run(["cp", "--sparse=always", os.path.join(saved, source), target], check=False).returncode:
                 raise LabError(f"{name}: the saved boot {saved} cannot be copied; remove it, or LAB_RESUME=0 boots")
         argv += ["-incoming", f"exec:cat {shlex.quote(os.path.join(saved, f'{name}.state'))}"]
@@ -424,6 +423,12 @@ def start_vm(index: int, img: str, saved: str = "") -> bool:
 # Reboots inside a lab are real boots. LAB_RESUME=0 always boots.
 SAVED_BOOTS_KEPT = 4
 SAVED_BOOT_FORMAT = 2  # what a saved boot holds: 2 = memory and devices, disk overlay, Docker disk overlay (LAB_DOCKER)
+
+
+def saved_disks(index: int, img: str) -> list:
+    """vmN's disks in a saved boot: (the file in the saved boot's directory, the disk in the lab directory)."""
+    disks = [(f"vm{index}.qcow2", os.path.join(LAB_DIR, f"vm{index}", "disk.qcow2"))]
+    return disks + ([(f"vm{index}-docker.qcow2", docker_disk(index, img))] if DOCKER else [])
 
 
 def boot_key(img: str) -> str:
@@ -541,11 +546,8 @@ def save_boot(img: str, key: str) -> None:
                     raise LabError(f"{name}: its memory was not saved ({info.get('status')}: {info.get('error-desc', '')})")
                 time.sleep(0.2)
             # QEMU has flushed the disks at the end of the migration; the VM still stands
-            subprocess.run(["cp", "--sparse=always", os.path.join(LAB_DIR, name, "disk.qcow2"),
-                            os.path.join(tmp, f"{name}.qcow2")], check=True)
-            if DOCKER:
-                subprocess.run(["cp", "--sparse=always", docker_disk(index, img), os.path.join(tmp, f"{name}-docker.qcow2")],
-                               check=True)
+            for target, source in saved_disks(index, img):
+                subprocess.run(["cp", "--sparse=always", source, os.path.join(tmp, target)], check=True)
             qmp(index, {"execute": "cont"})
             stopped.remove(index)
         with open(os.path.join(tmp, "complete"), "w", encoding="utf-8") as done:
