@@ -38,9 +38,11 @@ SOURCES = {
 }
 
 # The child: load the importer from its file, point it at CACHE, install it, import from ARCHIVE; with
-# NO_COMPILE, compiling is an error (the code must come from the cache). It prints what it saw as JSON.
+# NO_COMPILE, compiling is an error anywhere, the importer's own compile() and the builtin that zipimport
+# calls (the code must come from the cache, and no step of the import may compile the source to throw it
+# away, as zipimport's get_filename() does). It prints what it saw as JSON.
 CHILD = r"""
-import importlib.util, json, sys, traceback, zipimport
+import builtins, importlib.util, json, sys, traceback, zipimport
 spec = importlib.util.spec_from_file_location("rdma_fabric_lab_zipcache", sys.argv[1])
 zc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(zc)
@@ -48,7 +50,7 @@ zc.CachingZipImporter.cache = sys.argv[2]
 if sys.argv[4] == "no-compile":
     def refuse(*args, **kwargs):
         raise AssertionError("compiled although the cache had the code")
-    zc.compile = refuse
+    zc.compile = builtins.compile = refuse
 hooks_before = list(sys.path_hooks)
 zc.install()
 sys.path.insert(0, sys.argv[3])

@@ -6,12 +6,15 @@
 In the lab's VMs and containers only (lab/image; loaded by rdma_fabric_lab_zipcache.pth). Every
 task that Ansible runs without mitogen sends its module as a zip archive (AnsiballZ), and Python's
 zipimport compiles every module of it from source each time: on the emulated CPU that is about
-1 s of the 2.5-3 s a module takes (ansible.module_utils.basic and what it imports). This keeps the
-compiled code of each source text, keyed by the text's SHA-256 and the interpreter's bytecode
-magic, in /var/cache/rdma-fabric-lab-zipimport, and hands the same source the same code object
-again. The code that runs is the code Python would compile from that source: only its file names
-are set to the archive's paths, as zipimport sets them. Anything unexpected (no source, an
-unreadable or unwritable cache, a damaged entry) falls back to zipimport's own compilation.
+a third of the 2-2.5 s a module takes (ansible.module_utils.basic and what it imports). Python
+compiles each of them twice, in fact: zipimport's get_filename() compiles the module only to learn
+which file it comes from (import asks for it when it makes the module's spec), and get_code()
+compiles it again. This keeps the compiled code of each source text, keyed by the text's SHA-256
+and the interpreter's bytecode magic, in /var/cache/rdma-fabric-lab-zipimport, and hands the same
+source the same code object again; get_filename() names the source's path without compiling. The
+code that runs is the code Python would compile from that source: only its file names are set to
+the archive's paths, as zipimport sets them. Anything unexpected (no source, an unreadable or
+unwritable cache, a damaged entry) falls back to zipimport's own compilation.
 """
 
 import marshal
@@ -33,19 +36,32 @@ class CachingZipImporter(zipimport.zipimporter):
 
     cache = CACHE
 
-    def get_code(self, fullname):
+    def _source(self, fullname):
+        """(source text, file name) of fullname's .py in the archive; None when it has none."""
         try:
             source = self.get_source(fullname)
             package = self.is_package(fullname)
         except Exception:  # pylint: disable=broad-except
-            source = None
+            return None
         if source is None:
+            return None
+        inner = self.prefix + fullname.rpartition(".")[2] + ("/__init__.py" if package else ".py")
+        return source, self.archive + os.sep + inner.replace("/", os.sep)
+
+    def get_filename(self, fullname):
+        found = self._source(fullname)
+        if found is None:
+            return super().get_filename(fullname)
+        return found[1]
+
+    def get_code(self, fullname):
+        found = self._source(fullname)
+        if found is None:
             return super().get_code(fullname)
+        source, filename = found
         import hashlib  # pylint: disable=import-outside-toplevel
         from importlib.util import MAGIC_NUMBER  # pylint: disable=import-outside-toplevel
 
-        inner = self.prefix + fullname.rpartition(".")[2] + ("/__init__.py" if package else ".py")
-        filename = self.archive + os.sep + inner.replace("/", os.sep)
         key = hashlib.sha256(MAGIC_NUMBER + source.encode("utf-8", "surrogateescape")).hexdigest()
         entry = os.path.join(self.cache, key)
         try:
