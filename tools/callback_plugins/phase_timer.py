@@ -3,6 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """make test's timing record: every playbook, play and long task as one JSON line.
 
+Playbooks and plays carry CPU seconds too: the controller's (this ansible-playbook process and its descendants, mitogen's
+included) and the lab VMs' (each running QEMU of a lab, by lab directory), read from /proc at their start and end.
+
 Enabled by the make targets that drive the lab (ANSIBLE_CALLBACK_PLUGINS=tools/callback_plugins,
 ANSIBLE_CALLBACKS_ENABLED=phase_timer) and writing only when RDMA_FABRIC_TIMING names a file;
 tools/timing-table turns the lines into .build/logs/timing.md.
@@ -23,9 +26,69 @@ short_description: Seconds per playbook, play and long task, as JSON lines
 description:
   - Appends one JSON line per playbook, play and task of 5 s or more (and every reboot) to the file named by
     E(RDMA_FABRIC_TIMING); does nothing when it is not set.
+  - Playbook and play lines carry C(controller_cpu), the CPU seconds of ansible-playbook and its descendants, and
+    C(guest_cpu), the CPU seconds of each lab's running VMs (their QEMU processes), by lab directory name.
 """
 
 LONG_TASK = 5.0
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: str):
+    """(parent pid, own CPU seconds, reaped children's CPU seconds) of a process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # after the command name: state ppid ... utime(14) stime(15) cutime(16) cstime(17), numbered from pid as 1
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, (int(fields[13]) + int(fields[14])) / TICK
+
+
+def _lab_dir(pid: str):
+    """The lab directory name of a lab VM's QEMU (its -pidfile is LAB_DIR/vmN/qemu.pid), None for anything else."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return None
+    if not argv or "qemu-system" not in os.path.basename(argv[0]) or "-pidfile" not in argv[:-1]:
+        return None
+    pidfile = argv[argv.index("-pidfile") + 1]
+    return os.path.basename(os.path.dirname(os.path.dirname(pidfile)))
+
+
+def cpu_snapshot() -> tuple:
+    """(this process tree's CPU seconds, {lab directory name: {qemu pid: CPU seconds}})."""
+    parents, own, labs = {}, {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        stat = _stat(pid)
+        if stat is None:
+            continue
+        parents[pid], own[pid] = str(stat[0]), stat[1] + stat[2]
+        lab = _lab_dir(pid)
+        if lab:
+            labs.setdefault(lab, {})[pid] = stat[1]
+    me, tree = str(os.getpid()), 0.0
+    for pid, seconds in own.items():
+        ancestor, hops = pid, 0
+        while ancestor not in (me, "0", "1") and ancestor in parents and hops < 64:
+            ancestor, hops = parents[ancestor], hops + 1
+        if ancestor == me:
+            tree += seconds
+    return tree, labs
+
+
+def cpu_delta(before: tuple, after: tuple) -> dict:
+    """controller_cpu and guest_cpu between two snapshots; a VM that started in between counts from zero."""
+    guest = {}
+    for lab, pids in after[1].items():
+        seconds = sum(cpu - before[1].get(lab, {}).get(pid, 0.0) for pid, cpu in pids.items())
+        if seconds > 0:
+            guest[lab] = round(seconds, 1)
+    return {"controller_cpu": round(after[0] - before[0], 1), "guest_cpu": guest}
 
 
 class CallbackModule(CallbackBase):
@@ -41,6 +104,7 @@ class CallbackModule(CallbackBase):
         self._play = None
         self._task = None
         self._started = {}
+        self._cpu = {}
 
     def _write(self, kind, name, seconds, **extra):
         if not self._path:
@@ -61,17 +125,27 @@ class CallbackModule(CallbackBase):
             if seconds >= LONG_TASK or action.endswith("reboot"):
                 self._write("task", name, seconds, play=self._play, action=action)
         elif kind == "play":
-            self._write("play", self._play, time.monotonic() - start)
+            self._write("play", self._play, time.monotonic() - start, **self._cpu_since("play"))
+
+    def _cpu_since(self, kind) -> dict:
+        before = self._cpu.pop(kind, None)
+        if before is None or not self._path:
+            return {}
+        return cpu_delta(before, cpu_snapshot())
 
     def v2_playbook_on_start(self, playbook):
         self._playbook = os.path.relpath(playbook._file_name)  # pylint: disable=protected-access
         self._started["playbook"] = time.monotonic()
+        if self._path:
+            self._cpu["playbook"] = cpu_snapshot()
 
     def v2_playbook_on_play_start(self, play):
         self._close("task")
         self._close("play")
         self._play = play.get_name()
         self._started["play"] = time.monotonic()
+        if self._path:
+            self._cpu["play"] = cpu_snapshot()
 
     def _task_start(self, task):
         self._close("task")
@@ -89,4 +163,4 @@ class CallbackModule(CallbackBase):
         self._close("play")
         start = self._started.pop("playbook", None)
         if start is not None:
-            self._write("playbook", self._playbook, time.monotonic() - start)
+            self._write("playbook", self._playbook, time.monotonic() - start, **self._cpu_since("playbook"))

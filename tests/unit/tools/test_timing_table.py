@@ -22,6 +22,11 @@ ROWS = [
     {"kind": "playbook", "name": "molecule/default/converge.yml", "seconds": 90.0, "scenario": "default"},
     {"kind": "play", "name": "Lab tests | memlock", "seconds": 33.3, "scenario": "default",
      "playbook": "molecule/default/side_effect.yml"},
+    {"kind": "play", "name": "Lab tests | reboot", "seconds": 120.4, "scenario": "default",
+     "playbook": "molecule/default/side_effect.yml", "controller_cpu": 12.4,
+     "guest_cpu": {".lab-molecule": 140.2, ".lab-netns": 30.0}},
+    {"kind": "play", "name": "Lab tests | nfs", "seconds": 60.0, "scenario": "default",
+     "playbook": "/tmp/pytest-1/plays.yml", "controller_cpu": 20.0, "guest_cpu": {".lab-molecule": 60.0}},
     {"kind": "task", "name": "Reboot vm2", "seconds": 95.0, "action": "ansible.builtin.reboot", "play": "Lab tests | reboot"},
     {"kind": "task", "name": "Install packages", "seconds": 40.0, "action": "ansible.builtin.apt", "play": "Provision"},
     {"kind": "playbook", "name": "molecule/default/side_effect.yml", "seconds": 600.0, "scenario": "default"},
@@ -53,12 +58,19 @@ def test_table(tmp_path):
                  "| CPU of 2 VM(s), from start to down | .lab-molecule | 1,834 s (30.6 min) |\n",
                  "| boot 2 VM(s) to ssh | .lab-molecule | 44 s |", "| default | create | 50 s |",
                  "| default | converge | 300 s (5.0 min) |", "| default | idempotence | 90 s |",
-                 "| default | side effect | 600 s (10.0 min) |", "| Lab tests \\| memlock | default | 33 s |",
+                 "| default | side effect | 600 s (10.0 min) |", "| Lab tests \\| memlock | default | 33 s |  |  |",
+                 "| Lab tests \\| reboot | default | 120 s (2.0 min) | 170 s (.lab-molecule 140, .lab-netns 30) | 12 s |",
+                 "| Lab tests \\| reboot | side_effect.yml | 120 s (2.0 min) | 170 s (.lab-molecule 140, .lab-netns 30) | 12 s |",
+                 "| Lab tests \\| nfs | plays.yml | 60 s | 60 s | 20 s |",
                  "| Reboot vm2 | Lab tests \\| reboot | 95 s |", "| test_lab | default | 2 | 15 s |",
                  "| test_faults | default | 1 | 120 s (2.0 min) |", "| Install packages | Provision | 40 s |"):
         assert line in table, line
     # the verify tests' own playbooks are in the verify rows, not in the steps
     assert "play-vm1" not in table
+    # plays by CPU: the reboot (182 CPU-s) before the NFS play (80); a play without CPU figures is not ranked
+    costly = table[table.index("| most CPU, any play |"):]
+    assert costly.index("Lab tests \\| reboot") < costly.index("Lab tests \\| nfs")
+    assert "memlock" not in costly
     # every row has its table's columns: a '|' inside a name is escaped
     columns = None
     for line in table.splitlines():

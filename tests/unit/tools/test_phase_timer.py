@@ -1,0 +1,80 @@
+# Copyright (c) rdma.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""tools/callback_plugins/phase_timer.py: the CPU seconds it records per play, read from real processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+PLUGIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools", "callback_plugins", "phase_timer.py")
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")  # Linux only, as the lab is
+
+
+def _plugin():
+    spec = importlib.util.spec_from_file_location("phase_timer_under_test", PLUGIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BURN = "import time\nend = time.process_time() + float(__import__('sys').argv[1])\nwhile time.process_time() < end: pass\n"
+
+
+def test_a_child_s_cpu_counts_for_the_controller_live_and_reaped():
+    timer = _plugin()
+    before = timer.cpu_snapshot()
+    child = subprocess.Popen([sys.executable, "-c", BURN + "time.sleep(30)\n", "0.6"])
+    try:
+        deadline = time.monotonic() + 60
+        live = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
+        while live < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            live = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
+        assert live >= 0.5  # the running child, a descendant, is counted
+    finally:
+        child.kill()
+        child.wait()
+    reaped = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
+    assert reaped >= 0.5  # reaped, it is in this process's children's time
+
+
+def test_a_lab_vm_is_found_by_its_pidfile_and_counted_by_lab(tmp_path):
+    timer = _plugin()
+    pidfile = str(tmp_path / ".lab-unit" / "vm1" / "qemu.pid")
+    before = timer.cpu_snapshot()
+    assert ".lab-unit" not in before[1]
+    # a process that looks like the lab's QEMU: argv[0] qemu-system-x86_64, -pidfile LAB_DIR/vm1/qemu.pid
+    vm = subprocess.Popen(["qemu-system-x86_64", "-c", BURN + "time.sleep(30)\n", "0.4", "-pidfile", pidfile],
+                          executable=sys.executable)
+    try:
+        deadline = time.monotonic() + 60
+        delta = timer.cpu_delta(before, timer.cpu_snapshot())
+        while delta["guest_cpu"].get(".lab-unit", 0) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            delta = timer.cpu_delta(before, timer.cpu_snapshot())
+        assert delta["guest_cpu"][".lab-unit"] >= 0.3  # a VM that started in between counts from zero
+        assert set(timer.cpu_snapshot()[1][".lab-unit"]) == {str(vm.pid)}
+    finally:
+        vm.kill()
+        vm.wait()
+
+
+@pytest.mark.parametrize("before, after, expected", [
+    ((1.0, {}), (3.5, {}), {"controller_cpu": 2.5, "guest_cpu": {}}),
+    # two labs, one VM each; the idle one is left out
+    ((0.0, {".lab-a": {"10": 5.0}, ".lab-b": {"20": 7.0}}), (0.0, {".lab-a": {"10": 9.5}, ".lab-b": {"20": 7.0}}),
+     {"controller_cpu": 0.0, "guest_cpu": {".lab-a": 4.5}}),
+    # a VM that rebooted as a new process (another pid) counts from zero; the one that stopped is gone
+    ((0.0, {".lab-a": {"10": 50.0, "11": 40.0}}), (0.0, {".lab-a": {"12": 6.0, "11": 41.0}}),
+     {"controller_cpu": 0.0, "guest_cpu": {".lab-a": 7.0}}),
+])
+def test_cpu_delta(before, after, expected):
+    assert _plugin().cpu_delta(before, after) == expected
