@@ -28,12 +28,16 @@ echo "output of $part"
 if [ "$part" = first-run ] && [ "$RDMA_FABRIC_TEST_LANES" = 2 ]; then
     i=0; while [ $i -lt 600 ] && ! grep -q "^start sanity " "$RECORD"; do sleep 0.1; i=$((i + 1)); done
 fi
+# HOLD_PART waits (up to 60 s) until the record has a line HOLD_UNTIL: which lane ends first
+if [ "$part" = "$HOLD_PART" ]; then
+    i=0; while [ $i -lt 600 ] && ! grep -qx "$HOLD_UNTIL" "$RECORD"; do sleep 0.1; i=$((i + 1)); done
+fi
 echo "end $part" >>"$RECORD"
 [ "$part" != "$FAIL_PART" ]
 """
 
 
-def run(tmp_path, lanes="2", fail=""):
+def run(tmp_path, lanes="2", fail="", hold=("", "")):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     make = bindir / "make"
@@ -41,7 +45,8 @@ def run(tmp_path, lanes="2", fail=""):
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
-               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes)
+               RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes,
+               HOLD_PART=hold[0], HOLD_UNTIL=hold[1])
     proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900, input="")
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
@@ -89,6 +94,31 @@ def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, f
     assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
     assert f"[failed] {fail}:" in proc.stderr
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
+
+
+def _order(lines):
+    return {line.split()[0] + " " + line.split()[1]: index for index, line in enumerate(lines)}
+
+
+def test_the_containers_scenario_starts_beside_the_default_one_when_the_no_lab_lane_ends_first(tmp_path):
+    # molecule runs until the containers scenario has started (at most 60 s): it must start once the no-lab lane is done
+    proc, lines, _rows = run(tmp_path, hold=("molecule", "end molecule-containers"))
+    assert proc.returncode == 0, proc.stderr
+    order = _order(lines)
+    assert order["end ee"] < order["start molecule-containers"] < order["end molecule-containers"] < order["end molecule"], lines
+    assert order["start molecule"] < order["start molecule-containers"]
+    # beside the default scenario, its output goes to its log only
+    assert "output of molecule-containers" not in proc.stdout and "output of molecule\n" in proc.stdout
+    assert (tmp_path / "logs" / "molecule-containers.log").read_text(encoding="utf-8") == "output of molecule-containers\n"
+
+
+def test_the_containers_scenario_follows_the_default_one_when_that_ends_first(tmp_path):
+    # the no-lab lane's last part runs until the default scenario has ended
+    proc, lines, _rows = run(tmp_path, hold=("ee", "end molecule"))
+    assert proc.returncode == 0, proc.stderr
+    order = _order(lines)
+    assert order["end molecule"] < order["start molecule-containers"]
+    assert "output of molecule-containers" in proc.stdout
 
 
 def test_one_lane_runs_the_parts_one_after_another(tmp_path):
