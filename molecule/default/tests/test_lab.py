@@ -55,6 +55,10 @@ def test_the_boot_left_out_what_labctl_trimmed(name, request):
     loaded = {line.split()[0] for line in host.file("/proc/modules").content_string.splitlines()}
     assert not loaded & set(blacklist), sorted(loaded & set(blacklist))
     assert "kvm.ko" in host.check_output("modprobe -n -v kvm_amd")
+    # the image masks the getty generator (lab/build-image.sh): it wrote no unit, and the serial console's getty it
+    # would have added runs as the image's own unit
+    assert not host.file("/run/systemd/generator/getty.target.wants/serial-getty@ttyS0.service").exists
+    assert host.service("serial-getty@ttyS0").is_running
 
 
 def _listening(host, program: str) -> bool:
