@@ -35,14 +35,16 @@ TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _stat(pid: str):
-    """(parent pid, own CPU seconds, reaped children's CPU seconds) of a process, None when it is gone."""
+    """(command name, parent pid, own CPU seconds, reaped children's CPU seconds) of a process, None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+            head, tail = handle.read().rsplit(")", 1)
+    except (OSError, ValueError):
         return None
+    fields = tail.split()
     # after the command name: state ppid ... utime(14) stime(15) cutime(16) cstime(17), numbered from pid as 1
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, (int(fields[13]) + int(fields[14])) / TICK
+    return (head.partition("(")[2], int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK,
+            (int(fields[13]) + int(fields[14])) / TICK)
 
 
 def _lab_dir(pid: str):
@@ -67,10 +69,12 @@ def cpu_snapshot() -> tuple:
         stat = _stat(pid)
         if stat is None:
             continue
-        parents[pid], own[pid] = str(stat[0]), stat[1] + stat[2]
-        lab = _lab_dir(pid)
+        comm, parent, cpu, children = stat
+        parents[pid], own[pid] = str(parent), cpu + children
+        # only a QEMU's command line is read (the kernel's command name: its first 15 characters)
+        lab = _lab_dir(pid) if comm.startswith("qemu-system") else None
         if lab:
-            labs.setdefault(lab, {})[pid] = stat[1]
+            labs.setdefault(lab, {})[pid] = cpu
     me, tree = str(os.getpid()), 0.0
     for pid, seconds in own.items():
         ancestor, hops = pid, 0
@@ -115,7 +119,8 @@ class CallbackModule(CallbackBase):
         with open(self._path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(row) + "\n")
 
-    def _close(self, kind):
+    def _close(self, kind, now=None):
+        """Write the row of the task, play or playbook that ends; now: the CPU snapshot of that moment (plays)."""
         start = self._started.pop(kind, None)
         if start is None:
             return
@@ -125,27 +130,28 @@ class CallbackModule(CallbackBase):
             if seconds >= LONG_TASK or action.endswith("reboot"):
                 self._write("task", name, seconds, play=self._play, action=action)
         elif kind == "play":
-            self._write("play", self._play, time.monotonic() - start, **self._cpu_since("play"))
+            self._write("play", self._play, time.monotonic() - start, **self._cpu_since("play", now))
 
-    def _cpu_since(self, kind) -> dict:
+    def _snapshot(self):
+        """The CPU snapshot of this moment, None when nothing is written."""
+        return cpu_snapshot() if self._path else None
+
+    def _cpu_since(self, kind, now) -> dict:
         before = self._cpu.pop(kind, None)
-        if before is None or not self._path:
-            return {}
-        return cpu_delta(before, cpu_snapshot())
+        return {} if before is None or now is None else cpu_delta(before, now)
 
     def v2_playbook_on_start(self, playbook):
         self._playbook = os.path.relpath(playbook._file_name)  # pylint: disable=protected-access
         self._started["playbook"] = time.monotonic()
-        if self._path:
-            self._cpu["playbook"] = cpu_snapshot()
+        self._cpu["playbook"] = self._snapshot()
 
     def v2_playbook_on_play_start(self, play):
         self._close("task")
-        self._close("play")
+        now = self._snapshot()  # the end of the last play and the start of this one
+        self._close("play", now)
         self._play = play.get_name()
         self._started["play"] = time.monotonic()
-        if self._path:
-            self._cpu["play"] = cpu_snapshot()
+        self._cpu["play"] = now
 
     def _task_start(self, task):
         self._close("task")
@@ -160,7 +166,8 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         self._close("task")
-        self._close("play")
+        now = self._snapshot()
+        self._close("play", now)
         start = self._started.pop("playbook", None)
         if start is not None:
-            self._write("playbook", self._playbook, time.monotonic() - start, **self._cpu_since("playbook"))
+            self._write("playbook", self._playbook, time.monotonic() - start, **self._cpu_since("playbook", now))

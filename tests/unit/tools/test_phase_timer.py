@@ -51,9 +51,11 @@ def test_a_lab_vm_is_found_by_its_pidfile_and_counted_by_lab(tmp_path):
     pidfile = str(tmp_path / ".lab-unit" / "vm1" / "qemu.pid")
     before = timer.cpu_snapshot()
     assert ".lab-unit" not in before[1]
-    # a process that looks like the lab's QEMU: argv[0] qemu-system-x86_64, -pidfile LAB_DIR/vm1/qemu.pid
-    vm = subprocess.Popen(["qemu-system-x86_64", "-c", BURN + "time.sleep(30)\n", "0.4", "-pidfile", pidfile],
-                          executable=sys.executable)
+    # a process that looks like the lab's QEMU: started as qemu-system-x86_64 (its command name in /proc), with
+    # -pidfile LAB_DIR/vm1/qemu.pid
+    qemu = tmp_path / "qemu-system-x86_64"
+    qemu.symlink_to(sys.executable)
+    vm = subprocess.Popen([str(qemu), "-c", BURN + "time.sleep(30)\n", "0.4", "-pidfile", pidfile])
     try:
         deadline = time.monotonic() + 60
         delta = timer.cpu_delta(before, timer.cpu_snapshot())
@@ -62,6 +64,8 @@ def test_a_lab_vm_is_found_by_its_pidfile_and_counted_by_lab(tmp_path):
             delta = timer.cpu_delta(before, timer.cpu_snapshot())
         assert delta["guest_cpu"][".lab-unit"] >= 0.3  # a VM that started in between counts from zero
         assert set(timer.cpu_snapshot()[1][".lab-unit"]) == {str(vm.pid)}
+        with open(f"/proc/{vm.pid}/stat", encoding="utf-8") as handle:
+            assert "(qemu-system-x86)" in handle.read()  # the name the snapshot looks for first
     finally:
         vm.kill()
         vm.wait()
