@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import select
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -25,23 +25,33 @@ def _plugin():
     return module
 
 
-BURN = "import time\nend = time.process_time() + float(__import__('sys').argv[1])\nwhile time.process_time() < end: pass\n"
+# The child burns the CPU seconds it is given, says so on its standard output, then sleeps until it is killed. The
+# test waits for that line, not for a deadline: make test runs the unit tests at nice 19 beside two busy VMs, where a
+# child may get 1-2 % of a CPU (0.6 CPU-s then takes most of a minute).
+BURN = ("import sys, time\nend = time.process_time() + float(sys.argv[1])\nwhile time.process_time() < end: pass\n"
+        "print('burnt', flush=True)\ntime.sleep(600)\n")
+WAIT = 900  # seconds for the child to burn its share, far above what nice 19 on a busy machine needs
+
+
+def _burnt(child) -> None:
+    """Wait until the child has burnt its CPU seconds (its line), failing only when it died or WAIT passed."""
+    ready, _w, _x = select.select([child.stdout], [], [], WAIT)
+    assert ready, f"the child did not burn its CPU seconds within {WAIT} s"
+    assert child.stdout.readline() == b"burnt\n", "the child ended before it burnt its CPU seconds"
 
 
 def test_a_child_s_cpu_counts_for_the_controller_live_and_reaped():
     timer = _plugin()
     before = timer.cpu_snapshot()
-    child = subprocess.Popen([sys.executable, "-c", BURN + "time.sleep(30)\n", "0.6"])
+    child = subprocess.Popen([sys.executable, "-c", BURN, "0.6"], stdout=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
+        _burnt(child)
         live = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
-        while live < 0.5 and time.monotonic() < deadline:
-            time.sleep(0.1)
-            live = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
         assert live >= 0.5  # the running child, a descendant, is counted
     finally:
         child.kill()
         child.wait()
+        child.stdout.close()
     reaped = timer.cpu_delta(before, timer.cpu_snapshot())["controller_cpu"]
     assert reaped >= 0.5  # reaped, it is in this process's children's time
 
@@ -55,13 +65,10 @@ def test_a_lab_vm_is_found_by_its_pidfile_and_counted_by_lab(tmp_path):
     # -pidfile LAB_DIR/vm1/qemu.pid
     qemu = tmp_path / "qemu-system-x86_64"
     qemu.symlink_to(sys.executable)
-    vm = subprocess.Popen([str(qemu), "-c", BURN + "time.sleep(30)\n", "0.4", "-pidfile", pidfile])
+    vm = subprocess.Popen([str(qemu), "-c", BURN, "0.4", "-pidfile", pidfile], stdout=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
+        _burnt(vm)
         delta = timer.cpu_delta(before, timer.cpu_snapshot())
-        while delta["guest_cpu"].get(".lab-unit", 0) < 0.3 and time.monotonic() < deadline:
-            time.sleep(0.1)
-            delta = timer.cpu_delta(before, timer.cpu_snapshot())
         assert delta["guest_cpu"][".lab-unit"] >= 0.3  # a VM that started in between counts from zero
         assert set(timer.cpu_snapshot()[1][".lab-unit"]) == {str(vm.pid)}
         with open(f"/proc/{vm.pid}/stat", encoding="utf-8") as handle:
@@ -69,6 +76,7 @@ def test_a_lab_vm_is_found_by_its_pidfile_and_counted_by_lab(tmp_path):
     finally:
         vm.kill()
         vm.wait()
+        vm.stdout.close()
 
 
 @pytest.mark.parametrize("before, after, expected", [
