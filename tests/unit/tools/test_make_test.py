@@ -83,17 +83,27 @@ def test_two_lanes_run_every_part_once_the_no_lab_lane_niced_and_quiet(tmp_path)
     assert sorted(row["name"] for row in phases) == sorted(ALL)
     assert all(0 <= row["cpu_percent"] <= 100 for row in phases)
     assert rows[-1]["kind"] == "wall" and rows[-1]["rc"] == 0
-    assert "| **make test, wall clock** |" in proc.stdout
+    assert "| **make test, wall clock** |" in proc.stdout and "[failed]" not in proc.stdout + proc.stderr
+    assert not list((tmp_path / "logs").glob("*.failed"))
 
 
 @pytest.mark.parametrize("lanes, fail", [("2", "units"), ("2", "ib"), ("2", "molecule"), ("1", "first-run")])
 def test_a_failed_part_fails_the_run_and_the_others_still_run(tmp_path, lanes, fail):
+    # what an earlier run left: ee failed then, not now
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "ee.failed").write_text("[failed] ee: what failed (an earlier run)\n", encoding="utf-8")
     proc, lines, rows = run(tmp_path, lanes, fail)
     assert proc.returncode == 1
     assert sorted(line.split()[1] for line in lines if line.startswith("end ")) == sorted(ALL)
     assert [row["rc"] for row in rows if row.get("name") == fail] == [1]
     assert f"[failed] {fail}:" in proc.stderr
     assert rows[-1] == dict(rows[-1], kind="wall", rc=1)
+    # after the tables, last in the output, what failed once more: this part only
+    tail = proc.stdout.split("| **make test, wall clock** |", 1)[1]
+    last = tail[tail.index("\n\n[failed] "):].strip().splitlines()
+    assert last[0].startswith(f"[failed] {fail}: what failed") and last[1:] == [
+        "failed-tasks: no failed task or test found in the log"], tail  # the stand-in's log names no task
+    assert tail.count("[failed] ") == 1 and "[failed] ee" not in proc.stdout + proc.stderr, tail
 
 
 def _order(lines):
