@@ -32,12 +32,16 @@ fi
 if [ "$part" = "$HOLD_PART" ]; then
     i=0; while [ $i -lt 600 ] && ! grep -qx "$HOLD_UNTIL" "$RECORD"; do sleep 0.1; i=$((i + 1)); done
 fi
+# PANIC_CONSOLE: molecule writes a guest's serial console with a kernel panic, as lab/labctl keeps it
+if [ "$part" = molecule ] && [ -n "$PANIC_CONSOLE" ]; then
+    mkdir -p "$(dirname "$PANIC_CONSOLE")" && printf '%b' "$PANIC_TEXT" >"$PANIC_CONSOLE"
+fi
 echo "end $part" >>"$RECORD"
 [ "$part" != "$FAIL_PART" ]
 """
 
 
-def run(tmp_path, lanes="2", fail="", hold=("", "")):
+def run(tmp_path, lanes="2", fail="", hold=("", ""), **extra):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     make = bindir / "make"
@@ -46,7 +50,8 @@ def run(tmp_path, lanes="2", fail="", hold=("", "")):
     record = tmp_path / "record"
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", RECORD=str(record), FAIL_PART=fail,
                RDMA_FABRIC_LOGS=str(tmp_path / "logs"), RDMA_FABRIC_TEST_LANES=lanes,
-               HOLD_PART=hold[0], HOLD_UNTIL=hold[1])
+               HOLD_PART=hold[0], HOLD_UNTIL=hold[1], RDMA_FABRIC_LAB_ROOT=str(tmp_path), PANIC_CONSOLE="", PANIC_TEXT="")
+    env.update(extra)
     proc = subprocess.run(["bash", TOOL], capture_output=True, text=True, env=env, check=False, timeout=900, input="")
     lines = record.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "logs" / "timing.jsonl", encoding="utf-8") as handle:
@@ -137,3 +142,27 @@ def test_one_lane_runs_the_parts_one_after_another(tmp_path):
     assert [line.split()[1] for line in lines if line.startswith("start ")] == ALL
     assert all(line.split()[2] == str(os.nice(0)) for line in lines if line.startswith("start "))
     assert [row["name"] for row in rows if row["kind"] == "phase"] == ALL
+
+
+# what vm2's console of the default scenario showed in a make test (r34, trixie's 6.12.118): ESC sequences included
+PANIC = ("\\033[!p\\033[?7hvm2 login: [   93.966504] BUG: kernel NULL pointer dereference, address: 0000000000000008\\n"
+         "[   93.969454] Oops: Oops: 0002 [#1] PREEMPT SMP NOPTI\\n[   93.971022] Workqueue: rxe_wq do_work [rdma_rxe]\\n"
+         "[   93.971788] RIP: 0010:net_rx_action+0xef/0x420\\n[   93.975300]  rxe_xmit_packet+0x27a/0x300 [rdma_rxe]\\n"
+         "[   93.978231] Kernel panic - not syncing: Fatal exception in interrupt\\n")
+
+
+def test_a_guest_kernel_panic_of_this_run_is_named_last_and_an_earlier_one_is_not(tmp_path):
+    stale = tmp_path / ".lab-containers" / "vm1" / "console.log"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("[    5.0] Kernel panic - not syncing: an earlier run\n", encoding="utf-8")
+    os.utime(stale, (1, 1))
+    console = tmp_path / ".lab-molecule" / "vm2" / "console.log"
+    proc, _lines, _rows = run(tmp_path, PANIC_CONSOLE=str(console), PANIC_TEXT=PANIC)
+    assert proc.returncode == 0, proc.stderr  # the tests decide; the console explains an unreachable host
+    tail = proc.stdout.split("| **make test, wall clock** |", 1)[1]
+    assert tail.strip().splitlines()[-6:] == [
+        "[console] .lab-molecule/vm2/console.log: the guest kernel failed during this run:",
+        "vm2 login: [   93.966504] BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "[   93.969454] Oops: Oops: 0002 [#1] PREEMPT SMP NOPTI", "[   93.971022] Workqueue: rxe_wq do_work [rdma_rxe]",
+        "[   93.971788] RIP: 0010:net_rx_action+0xef/0x420", "[   93.978231] Kernel panic - not syncing: Fatal exception in interrupt"], tail
+    assert "an earlier run" not in proc.stdout and ".lab-containers" not in tail
