@@ -38,6 +38,8 @@ LINKS_DIR = "/etc/rdma-fabric/links"
 CONFIG_SUFFIX = ".conf"
 SYSTEMD_DIR = "/etc/systemd/system"
 UNIT_TEMPLATE = "rdma-fabric-link@.service"
+# how long a start of the unit waits for its netdev to appear (systemd's own default wait for a device unit)
+NETDEV_WAIT_SECONDS = 90
 
 # udev substitutes '%' and '$' in its values, treats '*?[]|' as patterns in matches
 # and has no escape for '"'; systemd expands '%' and '$' in units and allows only
@@ -126,6 +128,11 @@ def render_unit(rdma_path: str) -> str:
       a netdev 'add' that did not remove it): an existing link is not an error.
     - RemainAfterExit=no: the unit goes back to inactive, so the next 'add' of the netdev starts it again;
       StartLimitIntervalSec=0 so a flapping netdev never trips the start rate limit.
+    - ExecStartPre waits for the netdev, for TimeoutStartSec at most: a unit that wants the link at boot (the
+      nfs_rdma role's mount units) can start it before udev has named the NIC, and `rdma link add` then failed
+      with "No such device" (the lab's Debian 13 VMs: the mount pulled the link in at 27 s, eth1 appeared at
+      37 s). With the wait, the mount comes after the link whenever the NIC shows up within the timeout; a oneshot
+      has no start timeout unless it is given one.
     """
     return (
         "# Managed by rdma.fabric.rdma_link: creates soft RDMA link %i from /etc/rdma-fabric/links/%i.conf.\n"
@@ -139,6 +146,8 @@ def render_unit(rdma_path: str) -> str:
         "[Service]\n"
         "Type=oneshot\n"
         "RemainAfterExit=no\n"
+        f"TimeoutStartSec={NETDEV_WAIT_SECONDS}\n"
         f"EnvironmentFile={LINKS_DIR}/%i{CONFIG_SUFFIX}\n"
+        "ExecStartPre=/bin/sh -c 'until [ -e /sys/class/net/${RDMA_LINK_NETDEV} ]; do sleep 1; done'\n"
         f"ExecStart={rdma_path} link add %i type ${{RDMA_LINK_TYPE}} netdev ${{RDMA_LINK_NETDEV}}\n"
     )

@@ -14,7 +14,9 @@ description:
   - Reads the links with C(rdma -j link show) and changes only what differs. A link with the same name but another
     type or netdev is deleted and created again.
   - With O(persistent=true) a udev rule has systemd start a oneshot unit that brings the link back at boot and whenever
-    the netdev appears again.
+    the netdev appears again. A unit that starts C(rdma-fabric-link@NAME.service) before the netdev exists (a
+    C(Wants=) of it, such as the mount units of the P(rdma.fabric.nfs_rdma#role) role) waits up to 90 seconds for the
+    netdev, so that what comes after the unit finds the link.
   - Every option is validated, and the netdev, the driver and conflicting links are checked, before anything is changed.
 author:
   - rdma.fabric contributors (@rdma-fabric)

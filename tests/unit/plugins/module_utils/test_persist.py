@@ -39,7 +39,9 @@ UNIT = (
     "[Service]\n"
     "Type=oneshot\n"
     "RemainAfterExit=no\n"
+    "TimeoutStartSec=90\n"
     "EnvironmentFile=/etc/rdma-fabric/links/%i.conf\n"
+    "ExecStartPre=/bin/sh -c 'until [ -e /sys/class/net/${RDMA_LINK_NETDEV} ]; do sleep 1; done'\n"
     "ExecStart=/usr/bin/rdma link add %i type ${RDMA_LINK_TYPE} netdev ${RDMA_LINK_NETDEV}\n"
 )
 
@@ -66,6 +68,10 @@ def test_unit_has_no_ip_sandbox_and_no_late_ordering():
     assert unit["Service"]["Type"] == "oneshot" and unit["Service"]["RemainAfterExit"] == "no"
     assert unit["Service"]["ExecStart"].split()[:4] == ["/usr/sbin/rdma", "link", "add", "%i"]
     assert unit["Service"]["EnvironmentFile"] == _persist.config_path("%i")
+    # a start before the netdev exists (a mount unit's Wants= at boot) waits for it, within a bound: a oneshot has no
+    # start timeout of its own
+    assert "/sys/class/net/${RDMA_LINK_NETDEV}" in unit["Service"]["ExecStartPre"]
+    assert unit["Service"]["TimeoutStartSec"] == "90"
 
 
 @pytest.mark.parametrize("name, rules_dir, expected", [
