@@ -142,9 +142,12 @@ def render_csv(rows, columns=None) -> str:
     names = _columns(rows, columns)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(names)
-    for row in rows:
-        writer.writerow([_cell(row.get(name)) for name in names])
+    # Python 3.11 and 3.12.1's minimal writer quotes a cell for the delimiter, the quote and the line terminator's own
+    # characters only: a lone carriage return went out bare, and a reader took it for a line break (3.13 quotes it).
+    # A row with one is written with every cell quoted, the same on every Python.
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for cells in [[str(name) for name in names]] + [[_cell(row.get(name)) for name in names] for row in rows]:
+        (quoted if any("\r" in cell for cell in cells) else writer).writerow(cells)
     return out.getvalue()
 
 

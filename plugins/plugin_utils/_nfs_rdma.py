@@ -221,14 +221,23 @@ def fsid_key(value: str):
     return None
 
 
+def address_text(address) -> str:
+    """An address as Python 3.13's ipaddress prints it, on every Python: RFC 5952's dotted tail for an IPv4-mapped
+    IPv6 address (::ffff:192.0.2.1), which Python 3.12 and earlier print in hex (::ffff:c000:201). The role's
+    files are rendered on the controller; a controller's Python must not change them."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    return f"::ffff:{mapped}" if mapped is not None else str(address)
+
+
 def client_key(host: str) -> str:
     """One spelling per client: networks and addresses as ipaddress prints them (192.0.2.0/255.255.255.0 is
     192.0.2.0/24, 192.0.2.1/32 is 192.0.2.1), host names in lower case without a final dot."""
     try:
         network = ipaddress.ip_network(host, strict=False)
-        return str(network.network_address) if network.prefixlen == network.max_prefixlen else str(network)
     except ValueError:
         return host.lower().rstrip(".")
+    base = address_text(network.network_address)
+    return base if network.prefixlen == network.max_prefixlen else f"{base}/{network.prefixlen}"
 
 
 def client(value, option: str) -> str:
@@ -253,7 +262,7 @@ def server(value, option: str) -> str:
     if isinstance(value, str) and value and "%" not in value:
         try:
             address = ipaddress.ip_address(value)
-            return f"[{address}]" if address.version == 6 else str(address)
+            return f"[{address_text(address)}]" if address.version == 6 else str(address)
         except ValueError:
             if _HOSTNAME.fullmatch(value) and not value.replace(".", "").isdigit():
                 return value

@@ -121,6 +121,9 @@ def test_host_summary_ignores_v1_and_non_ipv4_gids():
     ([{"a": "x,y", "b": 'say "hi"'}], None, 'a,b\n"x,y","say ""hi"""\n'),
     ([{"a": ["RoCE v2", "IB/RoCE v1"], "b": True}], None, "a,b\nRoCE v2;IB/RoCE v1,true\n"),
     ([{"a": 1, "b": 2}], ["b"], "b\n2\n"),
+    # a lone carriage return: Python 3.11 and 3.12.1's minimal quoting left it bare, and the reader split the row there
+    ([{"a": "0", "b": "\r"}, {"a": 1, "b": 2}], None, 'a,b\n"0","\r"\n1,2\n'),
+    ([{"a": "two\nlines", "b": 1}], None, 'a,b\n"two\nlines",1\n'),
 ])
 def test_render_csv(rows, columns, expected):
     assert _fleet_tables.render_csv(rows, columns) == expected

@@ -767,6 +767,9 @@ def test_export_options_of_the_right_shape_are_kept(options):
     ("2001:db8::/64", "2001:0db8:0:0::/64", "2001:db8::/64"),
     ("2001:db8::1", "2001:db8:0::1/128", "2001:db8::1"),
     ("nfs1.example.com", "NFS1.Example.com.", "nfs1.example.com"),
+    # IPv4-mapped: the dotted tail on every Python (3.12 and earlier print ::ffff:c000:207 on their own)
+    ("::ffff:192.0.2.7", "::ffff:c000:207", "::ffff:192.0.2.7"),
+    ("::ffff:192.0.2.0/120", "::FFFF:C000:200/120", "::ffff:192.0.2.0/120"),
 ])
 def test_one_client_in_two_spellings_is_refused(first, second, key):
     with pytest.raises(ValueError, match=rf"^nfs_rdma_exports\[0\]\.clients\[1\]\.host: {re.escape(repr(second))} is listed again "
@@ -860,6 +863,7 @@ def test_every_mount_option_alone_is_accepted():
     ("fd77::1", "rdma6", "[fd77::1]:/srv/rdma"),
     ("FD77:0::1", "rdma6", "[fd77::1]:/srv/rdma"),
     ("::ffff:169.254.77.1", "rdma6", "[::ffff:169.254.77.1]:/srv/rdma"),
+    ("::ffff:a9fe:4d01", "rdma6", "[::ffff:169.254.77.1]:/srv/rdma"),
 ])
 def test_the_proto_follows_the_server_s_address_family(server, proto, source):
     normal = N.mounts([mount(server=server, options=[])])[0]
@@ -926,6 +930,17 @@ def test_any_two_of_a_group_are_refused_in_either_order(group, data):
     items = [item(first), item(second)]
     with pytest.raises(ValueError, match=r"^opts\[1\]: .* contradicts .*\(opts\[0\]\); allowed: one of "):
         N.option_list(items, "opts", shapes, conflicts=N.EXPORT_CONFLICTS if export_group else N.MOUNT_CONFLICTS)
+
+
+@given(st.ip_addresses(v=6))
+def test_address_text_is_rfc_5952_s_on_every_python(address):
+    text = N.address_text(address)
+    assert ipaddress.IPv6Address(text) == address
+    if address.ipv4_mapped is None:
+        assert text == address.compressed
+    else:
+        # what Python 3.13's ipaddress prints; 3.11 and 3.12 print the last 32 bits in hex
+        assert text == f"::ffff:{address.ipv4_mapped}"
 
 
 @settings(max_examples=200, deadline=None)
