@@ -94,13 +94,14 @@ units: bootstrap-nolab
 units-ansible-test: bootstrap-nolab
 	PATH="$(CORE_VENV)/bin:$(PATH)" tools/ansible-test-run units --venv --python $(PYVER) --color no --num-workers 2 $(UNIT_TARGETS)
 
-# the same on the oldest supported ansible-core line; units-oldest runs the unit test files that load
-# ansible-core or run its programs (tools/core-tests): the others test pure code, on the same Python
+# the same on the oldest supported ansible-core line, in .venv-core-oldest (Python 3.11 where the machine has it,
+# see tools/bootstrap); units-oldest runs the unit test files that load ansible-core or run its programs and the
+# pure tests of the collection's code (tools/core-tests --oldest), not those of make test's own tools
 sanity-oldest: bootstrap-nolab
 	@$(MAKE) --no-print-directory sanity CORE_VENV=$(OLDEST)
 
 units-oldest: bootstrap-nolab
-	@$(MAKE) --no-print-directory units CORE_VENV=$(OLDEST) UNIT_TARGETS="$$(tools/core-tests | paste -sd' ' -)"
+	@$(MAKE) --no-print-directory units CORE_VENV=$(OLDEST) UNIT_TARGETS="$$(tools/core-tests --oldest | paste -sd' ' -)"
 
 lint: bootstrap-nolab
 	ansible-lint --profile production --offline

@@ -1,7 +1,7 @@
 # Copyright (c) rdma.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""tools/core-tests: which unit test files units-oldest runs (those that depend on ansible-core)."""
+"""tools/core-tests: which unit test files depend on ansible-core, and which units-oldest runs."""
 
 from __future__ import annotations
 
@@ -39,6 +39,15 @@ def test_known_files_land_where_they_belong():
     assert "tests/unit/plugins/module_utils/test_mlxconfig.py" in pure
     assert "tests/unit/tools/test_make_test.py" in pure
     assert "tests/unit/tools/test_core_tests.py" in pure
+
+
+def test_units_oldest_runs_the_core_files_and_the_collection_s_pure_tests_not_the_tools():
+    core, pure, oldest = listed(), listed("--pure"), listed("--oldest")
+    assert sorted(oldest) == sorted(core + [path for path in pure if not path.startswith("tests/unit/tools/")])
+    # pure code meets the oldest venv's Python there (ipaddress, csv)
+    assert "tests/unit/plugins/module_utils/test_mlxconfig.py" in oldest
+    assert "tests/unit/tools/test_make_test.py" not in oldest
+    assert "tests/unit/roles/test_role_bad_input.py" in oldest
 
 
 def test_the_pure_files_import_without_ansible_core():
